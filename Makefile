@@ -1,0 +1,47 @@
+# gpurack: the two commands in README.md are `make run` and `make test`.
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml requirements/constraints.txt | sha256sum | cut -c1-16)
+POOL ?= inventory/example/group_vars/h200_inference/expect.yml
+CAPTURE ?= .gpurack/capture-local
+
+export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
+export PATH := $(CURDIR)/$(BIN):$(PATH)
+
+.PHONY: help setup run test lint unit syntax bench clean
+
+help: ## List targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
+
+setup: $(STAMP) ## Create .venv with every pinned tool (idempotent)
+
+$(STAMP):
+	tools/setup.sh "$(PYTHON)" "$(VENV)"
+	touch "$@"
+
+run: setup ## Main job: capture this machine and validate it against an example pool
+	$(BIN)/gpurack capture --output $(CAPTURE)
+	$(BIN)/gpurack validate --from-capture $(CAPTURE) --expect $(POOL)
+
+test: setup lint unit ## Every test: linters, syntax checks, unit and CLI tests
+
+lint: setup syntax ## ruff, mypy, yamllint, ansible-lint (production profile)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+	$(BIN)/yamllint -s .
+	$(BIN)/ansible-lint --offline -q
+
+syntax: setup ## ansible-playbook --syntax-check on every playbook
+	for p in playbooks/*.yml; do $(BIN)/ansible-playbook -i localhost, --syntax-check "$$p" >/dev/null; echo "syntax ok: $$p"; done
+
+unit: setup ## pytest: parsers, checks, filters, modules, CLI
+	$(BIN)/pytest
+
+clean: ## Remove the virtual environment and caches (keeps inventory DB)
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
