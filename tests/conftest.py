@@ -1,0 +1,30 @@
+"""Shared test paths: real captures live in ../shared/fixtures beside the checkout (CI too)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = REPO.parent / "shared" / "fixtures"
+HW = FIXTURES / "hw"
+PUBLIC = FIXTURES / "public" / "gpud"
+H200X1 = HW / "h200x1"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not FIXTURES.is_dir():
+        raise pytest.UsageError(f"real captures not found at {FIXTURES}: check out ../shared beside the repo")
+
+
+@pytest.fixture
+def h200x1() -> Path:
+    """The real 1x H200 capture bundle (read-only: copy it with shutil.copytree to edit)."""
+    return H200X1
+
+
+@pytest.fixture
+def public() -> Path:
+    """The public captures (8x H100, RTX 4090, ibstat, lspci, Xid log)."""
+    return PUBLIC
