@@ -10,8 +10,20 @@ if ! command -v "$python" >/dev/null 2>&1; then
   echo "setup: $python not found; install Python 3.11 (ansible-core 2.19 needs it) and retry" >&2
   exit 64
 fi
+# System packages the tests use: a real PostgreSQL server for the inventory DB tests.
+need=()
+compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || need+=(postgresql)
+if [ ${#need[@]} -gt 0 ]; then
+  if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
+    echo "setup: installing ${need[*]} from the distribution"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  else
+    echo "setup: ${need[*]} missing and not root: the tests that need them will skip with a reason" >&2
+  fi
+fi
+
 [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
-"$venv/bin/python" -m pip install --quiet --upgrade pip
 "$venv/bin/python" -m pip install --quiet -c requirements/constraints.txt -e '.[dev]'
 # Make `ansible_collections.gpurack.bootstrap` importable for the driver and the tests: the
 # repository root is the collection, linked from .collections (see ansible.cfg).
