@@ -1,0 +1,203 @@
+# Copyright: (c) 2026, gpurack maintainers
+# Apache License 2.0 (see LICENSE)
+"""Kernel, distribution, cgroup version, Secure Boot, GPU kernel modules and Xid events.
+
+Pure functions only (stdlib); `gather_os` builds `gpurack_os` as documented in
+docs/facts.md.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from typing import Any
+
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._capture import CAPTURE_COMMANDS
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import FactsError
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._pci_facts import normalize_bus_id
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import Source
+
+UNAME_ARGV: tuple[str, ...] = ("uname", "-a")
+MOKUTIL_ARGV: tuple[str, ...] = ("mokutil", "--sb-state")
+LSMOD_ARGV: tuple[str, ...] = ("lsmod",)
+# The kernel log command is the capture's, so live hosts and captures read the same lines.
+KERNEL_LOG_ARGV: tuple[str, ...] = next(c.argv for c in CAPTURE_COMMANDS if c.filename == "dmesg-nvrm.txt")
+# Live hosts have etc/os-release (or usr/lib/); capture bundles keep it at their root.
+OS_RELEASE_PATHS: tuple[str, ...] = ("etc/os-release", "usr/lib/os-release", "os-release")
+MODULES: tuple[str, ...] = ("nouveau", "nvidia", "nvidia_peermem")
+# cgroup v1 mounts one directory per controller under sys/fs/cgroup.
+_V1_CONTROLLERS = frozenset({"cpu", "cpuacct", "cpuset", "memory", "blkio", "devices", "pids", "freezer"})
+
+_SB_STATE = re.compile(r"^SecureBoot (?P<state>enabled|disabled)\s*$", re.MULTILINE)
+_XID = re.compile(
+    r"NVRM: Xid \((?P<bus>[^)]*)\): (?P<xid>\d+), "
+    r"(?:pid=(?P<pid>'<unknown>'|<unknown>|\d+), name=(?P<name>[^,]*), )?"
+    r"(?P<message>.*)$"
+)
+_TIMESTAMP = re.compile(r"^\[\s*(?P<time>[^\]]+?)\s*\]")
+_LSMOD_HEADER = re.compile(r"^Module\s+Size\s+Used by\s*$")
+
+
+def parse_uname(text: str) -> str:
+    """Kernel release: the third field of `uname -a`.
+
+    Raises:
+        FactsError: fewer than three fields.
+    """
+    fields = text.split()
+    if len(fields) < 3:
+        raise FactsError(f"uname -a: expected 'Linux <host> <release> ...', found {text.strip()!r:.80}")
+    return fields[2]
+
+
+def parse_os_release(text: str) -> dict[str, str]:
+    """KEY=value pairs of os-release(5), shell quoting removed."""
+    values: dict[str, str] = {}
+    for raw_line in text.splitlines():
+        line = raw_line.strip()
+        if not line or line.startswith("#") or "=" not in line:
+            continue
+        key, _, raw = line.partition("=")
+        try:
+            parts = shlex.split(raw)
+        except ValueError:  # an unbalanced quote: keep the raw text rather than fail the run
+            parts = [raw.strip("\"'")]
+        values[key.strip()] = parts[0] if parts else ""
+    return values
+
+
+def parse_sb_state(text: str) -> bool:
+    """`SecureBoot enabled` -> True, `SecureBoot disabled` -> False.
+
+    Raises:
+        FactsError: neither line is present.
+    """
+    match = _SB_STATE.search(text)
+    if match is None:
+        raise FactsError(f"mokutil --sb-state: no 'SecureBoot enabled|disabled' line in {text.strip()!r:.80}")
+    return match.group("state") == "enabled"
+
+
+def parse_lsmod(text: str) -> set[str]:
+    """Loaded module names from `lsmod`.
+
+    Raises:
+        FactsError: the 'Module Size Used by' header is missing.
+    """
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    if not lines or not _LSMOD_HEADER.match(lines[0]):
+        raise FactsError("lsmod: first line is not the 'Module  Size  Used by' header")
+    return {ln.split()[0] for ln in lines[1:]}
+
+
+def _pid(value: str | None) -> int | None:
+    return int(value) if value is not None and value.isdigit() else None
+
+
+def parse_xid_events(text: str) -> list[dict[str, Any]]:
+    """Xid events of kernel log lines (dmesg, with `[ctime]` or `[uptime]` stamps or none).
+
+    Raises:
+        FactsError: an `NVRM: Xid` line without a PCI address and Xid number.
+    """
+    events = []
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if "NVRM: Xid" not in line:
+            continue
+        match = _XID.search(line)
+        bus_id = normalize_bus_id(match.group("bus")) if match else None
+        if match is None or bus_id is None:
+            raise FactsError(f"kernel log: line {lineno} is a malformed Xid line: {line.strip()[:120]!r}")
+        stamp = _TIMESTAMP.match(line)
+        name = match.group("name")
+        events.append(
+            {
+                "time": stamp.group("time") if stamp else None,
+                "bus_id": bus_id,
+                "xid": int(match.group("xid")),
+                "pid": _pid(match.group("pid")),
+                "process": name.strip() if name and name.strip() != "<unknown>" else None,
+                "message": match.group("message").strip(),
+            }
+        )
+    return events
+
+
+def _cgroup_version(source: Source) -> int | None:
+    if source.read("sys/fs/cgroup/cgroup.controllers") is not None:
+        return 2
+    if _V1_CONTROLLERS.intersection(source.listdir("sys/fs/cgroup")):
+        return 1
+    return None
+
+
+def _modules(source: Source, sources: list[str]) -> dict[str, bool | None]:
+    out = source.run(LSMOD_ARGV)
+    if out.rc == 0:
+        sources.append("lsmod")
+        loaded = parse_lsmod(out.stdout)
+        return {m: m in loaded for m in MODULES}
+    # Without lsmod, sys/module/<name> exists exactly when the module is loaded (or built in);
+    # when sys/module itself is not there (a capture without it) nothing can be said.
+    if not source.listdir("sys/module"):
+        return dict.fromkeys(MODULES)
+    sources.append("sys/module")
+    return {m: bool(source.listdir(f"sys/module/{m}")) for m in MODULES}
+
+
+def gather_os(source: Source) -> dict[str, Any]:
+    """`gpurack_os` for one node.
+
+    Raises:
+        FactsError: uname, mokutil, lsmod or the kernel log is malformed.
+    """
+    sources: list[str] = []
+    kernel: str | None = None
+    uname = source.run(UNAME_ARGV)
+    if uname.rc == 0:
+        kernel = parse_uname(uname.stdout)
+        sources.append("uname -a")
+    elif (release := source.read("proc/sys/kernel/osrelease")) is not None and release.strip():
+        kernel = release.strip()
+        sources.append("proc/sys/kernel/osrelease")
+
+    distribution: dict[str, Any] | None = None
+    for path in OS_RELEASE_PATHS:
+        text = source.read(path)
+        if text is not None:
+            values = parse_os_release(text)
+            distribution = {
+                "id": values.get("ID") or None,
+                "version_id": values.get("VERSION_ID") or None,
+                "pretty_name": values.get("PRETTY_NAME") or None,
+            }
+            sources.append(path)
+            break
+
+    cgroup = _cgroup_version(source)
+    if cgroup is not None:
+        sources.append("sys/fs/cgroup")
+
+    # mokutil exits non-zero on legacy BIOS ("EFI variables are not supported"): unknown.
+    sb = source.run(MOKUTIL_ARGV)
+    secure_boot = parse_sb_state(sb.stdout + sb.stderr) if sb.rc == 0 else None
+    if secure_boot is not None:
+        sources.append("mokutil --sb-state")
+
+    modules = _modules(source, sources)
+
+    log = source.run(KERNEL_LOG_ARGV)
+    xid_events = parse_xid_events(log.stdout) if log.rc == 0 else None
+    if xid_events is not None:
+        sources.append("dmesg")
+
+    return {
+        "available": True,
+        "sources": sources,
+        "kernel": kernel,
+        "distribution": distribution,
+        "cgroup_version": cgroup,
+        "secure_boot": secure_boot,
+        "modules": modules,
+        "xid_events": xid_events,
+    }

@@ -1,0 +1,90 @@
+#!/usr/bin/python
+# Copyright: (c) 2026, gpurack maintainers
+# Apache License 2.0 (see LICENSE)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: numa_facts
+short_description: NUMA nodes and the CPU summary
+description:
+  - Reads C(/sys/devices/system/node/node*/cpulist) and C(meminfo) for each NUMA node.
+  - Runs C(lscpu -J) for the CPU model, sockets, cores per socket and threads per core.
+  - Missing tools are reported as facts (C(available=false) or a sysfs fallback), never as errors.
+  - With O(root) pointing at a capture bundle (see C(docs/capture-format.md)) the commands are
+    replayed from the bundle and sysfs is read below it.
+version_added: "0.1.0"
+author: gpurack maintainers
+options:
+  root:
+    description:
+      - Root of the node to read. V(/) reads the live host.
+      - A capture bundle folder replays its command files and reads its C(sys/) tree.
+    type: path
+    default: /
+attributes:
+  check_mode:
+    support: full
+    description: The module only reads; check mode runs it unchanged.
+  diff_mode:
+    support: none
+    description: Nothing is changed, so there is nothing to diff.
+  facts:
+    support: full
+    description: Returns C(ansible_facts.gpurack_numa).
+notes:
+  - The schema is in C(docs/facts.md) of the collection.
+"""
+
+EXAMPLES = r"""
+- name: Read NUMA facts
+  gpurack.bootstrap.numa_facts:
+
+- name: Read NUMA facts from a capture bundle
+  gpurack.bootstrap.numa_facts:
+    root: /var/tmp/captures/gpu01
+
+- name: Expect two NUMA nodes
+  ansible.builtin.assert:
+    that: ansible_facts['gpurack_numa']['count'] == 2
+"""
+
+RETURN = r"""
+ansible_facts:
+  description: Facts to add to ansible_facts.
+  returned: always
+  type: dict
+  contains:
+    gpurack_numa:
+      description: NUMA nodes and CPU summary; see docs/facts.md.
+      returned: always
+      type: dict
+      sample:
+        available: true
+        sources: [sys/devices/system/node, lscpu -J]
+        count: 1
+        nodes: [{id: 0, cpulist: "0-15", cpus: 16, mem_total_kib: 4550128}]
+        cpu: {model: "Intel(R) Xeon(R) Processor", sockets: 1, cores_per_socket: 16,
+              threads_per_core: 1, cpus: 16}
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import FactsError
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._module_runner import make_runner
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._numa_facts import gather_numa
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import CaptureError, open_source
+
+
+def main() -> None:
+    module = AnsibleModule(argument_spec={"root": {"type": "path", "default": "/"}}, supports_check_mode=True)
+    source = open_source(module.params["root"], make_runner(module))
+    try:
+        facts = gather_numa(source)
+    except (FactsError, CaptureError) as exc:
+        module.fail_json(msg=f"Could not read NUMA facts from {source.description}: {exc}")
+    module.exit_json(changed=False, ansible_facts={"gpurack_numa": facts})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,91 @@
+#!/usr/bin/python
+# Copyright: (c) 2026, gpurack maintainers
+# Apache License 2.0 (see LICENSE)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: nvme_facts
+short_description: NVMe namespaces with model, serial, firmware and size
+description:
+  - Parses C(nvme list -o json) (nvme-cli 1.x flat and 2.x nested layouts).
+  - Falls back to C(/sys/class/block/nvme*n*) when nvme-cli is not installed.
+  - Marks the disks holding C(/) or C(/boot) from C(lsblk -J -O).
+  - Missing tools are reported as facts (C(available=false) or a sysfs fallback), never as errors.
+  - With O(root) pointing at a capture bundle (see C(docs/capture-format.md)) the commands are
+    replayed from the bundle and sysfs is read below it.
+version_added: "0.1.0"
+author: gpurack maintainers
+options:
+  root:
+    description:
+      - Root of the node to read. V(/) reads the live host.
+      - A capture bundle folder replays its command files and reads its C(sys/) tree.
+    type: path
+    default: /
+attributes:
+  check_mode:
+    support: full
+    description: The module only reads; check mode runs it unchanged.
+  diff_mode:
+    support: none
+    description: Nothing is changed, so there is nothing to diff.
+  facts:
+    support: full
+    description: Returns C(ansible_facts.gpurack_nvme).
+notes:
+  - The schema is in C(docs/facts.md) of the collection.
+"""
+
+EXAMPLES = r"""
+- name: Read NVMe facts
+  gpurack.bootstrap.nvme_facts:
+
+- name: Read NVMe facts from a capture bundle
+  gpurack.bootstrap.nvme_facts:
+    root: /var/tmp/captures/gpu01
+
+- name: Expect eight NVMe data disks
+  ansible.builtin.assert:
+    that: ansible_facts['gpurack_nvme']['disks'] | rejectattr('is_os_disk') | list | length == 8
+"""
+
+RETURN = r"""
+ansible_facts:
+  description: Facts to add to ansible_facts.
+  returned: always
+  type: dict
+  contains:
+    gpurack_nvme:
+      description: NVMe namespaces; see docs/facts.md.
+      returned: always
+      type: dict
+      sample:
+        available: true
+        source: nvme-list
+        sources: [nvme list -o json, lsblk -J -O]
+        disks:
+          - {name: nvme0n1, model: "SAMSUNG MZWLR3T8HCLS-00A07", serial: S6EUNA0T600123,
+             firmware: MPK7525Q, size_bytes: 3840755982336, namespace: 1, is_os_disk: false}
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import FactsError
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._module_runner import make_runner
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._nvme_facts import gather_nvme
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import CaptureError, open_source
+
+
+def main() -> None:
+    module = AnsibleModule(argument_spec={"root": {"type": "path", "default": "/"}}, supports_check_mode=True)
+    source = open_source(module.params["root"], make_runner(module))
+    try:
+        facts = gather_nvme(source)
+    except (FactsError, CaptureError) as exc:
+        module.fail_json(msg=f"Could not read NVMe facts from {source.description}: {exc}")
+    module.exit_json(changed=False, ansible_facts={"gpurack_nvme": facts})
+
+
+if __name__ == "__main__":
+    main()
