@@ -1,0 +1,58 @@
+"""What the operator sees: literal text (no rich markup surprises), failures first, one-line errors."""
+
+from __future__ import annotations
+
+import pytest
+from gpurack import render
+from gpurack.errors import UsageError
+from gpurack.runner import TaskEvent
+
+RESULTS = [
+    {"id": "a", "title": "Alpha", "verdict": "pass", "component": "node", "measured": 1, "expected": 1},
+    {
+        "id": "b",
+        "title": "Beta",
+        "verdict": "fail",
+        "component": "GPU 0",
+        "measured": "[N/A]",
+        "expected": 8,
+        "reason": "saw [/x] brackets",
+        "remediation": "reseat [GPU]",
+    },
+    {"id": "c", "title": "Gamma", "verdict": "skip", "component": "node", "reason": "not set"},
+]
+SUMMARY = {"pass": 1, "warn": 0, "fail": 1, "skip": 1, "verdict": "fail"}
+
+
+def test_results_table_prints_brackets_literally(capsys: pytest.CaptureFixture[str]) -> None:
+    render.results_table("n1", RESULTS, SUMMARY)
+    out = capsys.readouterr().out
+    assert "[N/A]" in out
+    assert "saw [/x] brackets" in out
+    assert "fix: reseat [GPU]" in out
+
+
+def test_results_table_lists_failures_before_passes(capsys: pytest.CaptureFixture[str]) -> None:
+    render.results_table("n1", RESULTS, SUMMARY)
+    out = capsys.readouterr().out
+    assert out.index("Beta") < out.index("Alpha")
+    assert "skipped (1):" in out
+    assert "verdict: fail (pass 1, warn 0, fail 1, skip 1)" in out
+
+
+def test_results_markdown_escapes_pipes_and_orders_failures_first() -> None:
+    text = render.results_markdown("n1", [*RESULTS, {"title": "a|b", "verdict": "warn"}], SUMMARY)
+    rows = [line for line in text.splitlines() if line.startswith("| ")][1:]
+    assert [row.split(" | ")[0] for row in rows] == ["| fail", "| warn", "| skip", "| pass"]
+    assert "a\\|b" in text
+
+
+def test_task_event_prints_ansible_message_literally(capsys: pytest.CaptureFixture[str]) -> None:
+    render.task_event(TaskEvent("unreachable", "Ping", "gpu01", "[Errno 111] refused"))
+    assert "gpu01: [Errno 111] refused" in capsys.readouterr().out
+
+
+def test_error_prints_one_line_then_details_and_returns_code(capsys: pytest.CaptureFixture[str]) -> None:
+    code = render.error(UsageError("bad expect", details=("gpurack_expect.x: unknown key",)))
+    assert code == 64
+    assert capsys.readouterr().err == "gpurack: bad expect\n  - gpurack_expect.x: unknown key\n"

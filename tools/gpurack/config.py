@@ -1,0 +1,76 @@
+"""Operator YAML inputs: pool expectations (`gpurack_expect`) and pool settings (`gpurack_pool`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._expect import validate_expect
+
+from gpurack.errors import UsageError
+
+EXPECT_KEY = "gpurack_expect"
+POOL_KEY = "gpurack_pool"
+DEFAULT_POOL: dict[str, Any] = {"name": "unassigned", "workload": "batch", "sharing": "full-gpu"}
+
+
+def load_expect(path: Path | None) -> dict[str, Any]:
+    """Return the validated expectations of a YAML file ({} without one); a group_vars file works too.
+
+    Raises:
+        UsageError: unreadable file, bad YAML, or expectations that fail validate_expect.
+    """
+    if path is None:
+        return {}
+    expect = _unwrap(_load_mapping(path), EXPECT_KEY)
+    errors = validate_expect(expect, path=EXPECT_KEY)
+    if errors:
+        raise UsageError(f"{path}: {len(errors)} invalid expectation(s)", details=tuple(errors))
+    return expect
+
+
+def load_pool(path: Path | None) -> dict[str, Any]:
+    """Return the pool settings of a YAML file, over the defaults (unassigned, batch, full-gpu).
+
+    Raises:
+        UsageError: unreadable file or bad YAML.
+    """
+    if path is None:
+        return dict(DEFAULT_POOL)
+    return {**DEFAULT_POOL, **_unwrap(_load_mapping(path), POOL_KEY)}
+
+
+def _load_mapping(path: Path) -> dict[str, Any]:
+    """Parse a YAML file that must hold a mapping (an empty file is an empty mapping)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise UsageError(f"{path}: not valid YAML: {_yaml_problem(exc)}") from exc
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise UsageError(f"{path}: expected a YAML mapping at the top level, found {type(data).__name__}")
+    return data
+
+
+def _unwrap(data: dict[str, Any], key: str) -> dict[str, Any]:
+    """The value under `key` when the file is an inventory vars file holding it, else the file itself."""
+    if key not in data:
+        return data
+    inner = data[key]
+    if not isinstance(inner, dict):
+        raise UsageError(f"{key}: expected a mapping, found {type(inner).__name__}")
+    return inner
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    """One line from a YAML error: the problem and where."""
+    if isinstance(exc, yaml.MarkedYAMLError) and exc.problem_mark is not None:
+        mark = exc.problem_mark
+        return f"{exc.problem} (line {mark.line + 1}, column {mark.column + 1})"
+    return str(exc).splitlines()[0]

@@ -1,0 +1,132 @@
+"""`gpurack facts`: read one node (a capture bundle or this machine) into facts and labels."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._capture import parse_capture_file
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import FactsError
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._labels import node_labels
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._node_facts import gather_all
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import (
+    CaptureError,
+    CaptureSource,
+    Source,
+    is_capture_dir,
+)
+
+from gpurack import capture, config, local, render
+from gpurack.errors import ExitCode, NotAssessedError, UsageError
+
+Facts = dict[str, dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """Where a node's facts come from: a capture folder or this machine."""
+
+    kind: Literal["capture", "local"]
+    path: Path
+
+    def as_dict(self) -> dict[str, str]:
+        """The machine form used in JSON output."""
+        return {"kind": self.kind, "path": str(self.path)}
+
+
+@dataclass(frozen=True, slots=True)
+class NodeFacts:
+    """One node's facts and the labels derived from them."""
+
+    host: str
+    origin: Origin
+    facts: Facts
+    labels: dict[str, str]
+
+    def as_dict(self) -> dict[str, Any]:
+        """The machine form printed by `gpurack facts`."""
+        return {"host": self.host, "facts": self.facts, "labels": self.labels}
+
+
+def origin_from_args(args: argparse.Namespace) -> Origin:
+    """The Origin chosen by --from-capture DIR or --local."""
+    if args.from_capture is not None:
+        return Origin("capture", Path(args.from_capture).resolve())
+    return Origin("local", Path("/"))
+
+
+def read_node(origin: Origin, pool: dict[str, Any]) -> NodeFacts:
+    """Gather every fact of the node at `origin` and derive its labels for `pool`.
+
+    Raises:
+        UsageError: the capture folder does not exist.
+        NotAssessedError: the folder is not a capture, or its contents are malformed or truncated.
+    """
+    source = _open(origin)
+    try:
+        facts = gather_all(source)
+    except (FactsError, CaptureError) as exc:
+        message = str(exc) if source.description in str(exc) else f"{source.description}: {exc}"
+        raise NotAssessedError(f"could not assess {message}") from exc
+    return NodeFacts(host=_host(origin), origin=origin, facts=facts, labels=node_labels(facts, pool))
+
+
+def _open(origin: Origin) -> Source:
+    """A Source for the origin, checking a capture folder first."""
+    if origin.kind == "local":
+        return local.live_source(origin.path)
+    if not origin.path.exists():
+        raise UsageError(f"--from-capture {origin.path}: no such folder")
+    if not origin.path.is_dir() or not is_capture_dir(origin.path):
+        raise NotAssessedError(f"{origin.path} is not a capture bundle (no command output files in it)")
+    return CaptureSource(origin.path)
+
+
+def _host(origin: Origin) -> str:
+    """The node's name: this machine's, else capture.json's, else uname's, else the folder's."""
+    if origin.kind == "local":
+        return local.hostname()
+    manifest = capture.read_manifest(origin.path)
+    if manifest and isinstance(manifest.get("host"), str):
+        return str(manifest["host"])
+    return _uname_nodename(origin.path) or origin.path.name
+
+
+def _uname_nodename(folder: Path) -> str | None:
+    """The node name field of a captured `uname -a`, None when absent."""
+    try:
+        _, output = parse_capture_file((folder / "uname.txt").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    fields = output.stdout.split()
+    return fields[1] if output.rc == 0 and len(fields) > 1 else None
+
+
+def add_origin_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the --from-capture DIR | --local choice to a subcommand."""
+    where = parser.add_mutually_exclusive_group(required=True)
+    where.add_argument("--from-capture", metavar="DIR", help="read a capture bundle folder")
+    where.add_argument("--local", action="store_true", help="read this machine")
+    parser.add_argument("--pool", type=Path, metavar="FILE", help="pool YAML: name, workload, sharing")
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add `gpurack facts` to the CLI."""
+    parser = subparsers.add_parser("facts", help="print a node's hardware facts and derived labels")
+    add_origin_arguments(parser)
+    parser.add_argument("--format", choices=("json", "yaml", "table"), default="table")
+    parser.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    """Run `gpurack facts`."""
+    node = read_node(origin_from_args(args), config.load_pool(args.pool))
+    if args.format == "json":
+        render.json_out(node.as_dict())
+    elif args.format == "yaml":
+        render.yaml_out(node.as_dict())
+    else:
+        render.facts_tables(node.host, node.facts, node.labels)
+    return ExitCode.OK

@@ -1,0 +1,299 @@
+"""`gpurack run`: run a playbook through ansible-runner and map its outcome onto exit codes."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+import ansible_runner
+
+from gpurack import project, render
+from gpurack.errors import ExitCode, InterruptedRunError, UsageError
+
+EventKind = Literal["play", "task", "ok", "changed", "failed", "ignored", "unreachable", "skipped"]
+Status = Literal["successful", "failed", "timeout", "canceled"]
+
+_HOST_EVENTS: dict[str, EventKind] = {
+    "runner_on_ok": "ok",
+    "runner_on_failed": "failed",
+    "runner_on_unreachable": "unreachable",
+    "runner_on_skipped": "skipped",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class RunRequest:
+    """What to run: a playbook against an inventory, with ansible-playbook's usual options."""
+
+    playbook: Path
+    inventory: Path
+    limit: str | None = None
+    check: bool = False
+    diff: bool = False
+    tags: str | None = None
+    extravars: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class TaskEvent:
+    """One progress event: a play or task starting, or a task's result on one host."""
+
+    kind: EventKind
+    task: str
+    host: str | None = None
+    message: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class HostStats:
+    """Per-host totals from the play recap."""
+
+    host: str
+    ok: int
+    changed: int
+    failed: int
+    unreachable: int
+    skipped: int
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    """A finished playbook run."""
+
+    status: Status
+    rc: int
+    exit_code: ExitCode
+    hosts: tuple[HostStats, ...]
+    failed: tuple[str, ...]
+    unreachable: tuple[str, ...]
+    artifact_dir: Path
+
+
+OnEvent = Callable[[TaskEvent], None]
+
+
+def run_playbook(request: RunRequest, runs_dir: Path, on_event: OnEvent | None = None) -> RunResult:
+    """Run the playbook with ansible-runner, artifacts under runs_dir/<timestamp>.
+
+    Raises:
+        UsageError: the play targeted no host, or ansible-playbook stopped before any host ran.
+        InterruptedRunError: the run was cancelled (Ctrl-C).
+    """
+    private_dir = _new_run_dir(runs_dir)
+    runner = ansible_runner.run(
+        private_data_dir=str(private_dir),
+        playbook=str(request.playbook),
+        inventory=str(request.inventory),
+        project_dir=str(project.project_root()),
+        envvars=_envvars(),
+        limit=request.limit,
+        tags=request.tags,
+        extravars=dict(request.extravars),
+        cmdline=_cmdline(request),
+        quiet=True,
+        event_handler=_event_handler(on_event),
+    )
+    return _result(runner, private_dir)
+
+
+def _new_run_dir(runs_dir: Path) -> Path:
+    """A fresh folder named after the current UTC time (suffixed when two runs share a second)."""
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    for n in range(1000):
+        candidate = runs_dir / (stamp if n == 0 else f"{stamp}-{n}")
+        try:
+            candidate.mkdir()
+        except FileExistsError:
+            continue
+        return candidate
+    raise UsageError(f"cannot create a run folder under {runs_dir}")
+
+
+def _envvars() -> dict[str, str]:
+    """Environment for ansible-playbook: the project's ansible.cfg and this interpreter's tools first."""
+    # The console script may run without the venv activated; ansible-playbook must be the venv's.
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    return {"ANSIBLE_CONFIG": str(project.ansible_config()), "PATH": path, "ANSIBLE_NOCOLOR": "1"}
+
+
+def _cmdline(request: RunRequest) -> str | None:
+    """ansible-playbook flags ansible-runner has no parameter for."""
+    flags = [flag for flag, on in (("--check", request.check), ("--diff", request.diff)) if on]
+    return " ".join(flags) or None
+
+
+def _event_handler(on_event: OnEvent | None) -> Callable[[dict[str, Any]], bool]:
+    """Adapt ansible-runner's raw event dicts to TaskEvents; always keep the event in artifacts."""
+
+    def handle(event: dict[str, Any]) -> bool:
+        converted = to_task_event(event)
+        if on_event is not None and converted is not None:
+            on_event(converted)
+        return True
+
+    return handle
+
+
+def to_task_event(event: Mapping[str, Any]) -> TaskEvent | None:
+    """The TaskEvent for a play/task start or a per-host result, None for other events."""
+    name = event.get("event", "")
+    data = event.get("event_data") or {}
+    if name == "playbook_on_play_start":
+        return TaskEvent(kind="play", task=str(data.get("play", "")))
+    if name == "playbook_on_task_start":
+        return TaskEvent(kind="task", task=str(data.get("task", "")))
+    kind = _HOST_EVENTS.get(name)
+    if kind is None:
+        return None
+    res = data.get("res") or {}
+    if kind == "ok" and isinstance(res, dict) and res.get("changed"):
+        kind = "changed"
+    if kind == "failed" and data.get("ignore_errors"):
+        kind = "ignored"
+    message = str(res.get("msg", "")) if isinstance(res, dict) else ""
+    host = str(data.get("host", ""))
+    return TaskEvent(kind=kind, task=str(data.get("task", "")), host=host, message=message)
+
+
+def _result(runner: Any, private_dir: Path) -> RunResult:
+    """Map ansible-runner's status and stats onto a RunResult and its exit code."""
+    status: Status = runner.status
+    if status == "canceled":
+        raise InterruptedRunError(f"run interrupted; artifacts in {private_dir}")
+    stats: dict[str, dict[str, int]] | None = runner.stats
+    if stats is None:
+        problem = _first_error(runner, private_dir)
+        raise UsageError(f"ansible-playbook stopped before running any host: {problem}")
+    # A play whose hosts: pattern matches nothing is skipped and ansible-playbook still exits 0,
+    # so ansible-runner reports "successful"; no processed host is a config error, not a success.
+    if not stats.get("processed"):
+        raise UsageError("hosts pattern matched no inventory hosts")
+    failed = tuple(sorted(stats.get("failures", {})))
+    unreachable = tuple(sorted(stats.get("dark", {})))
+    return RunResult(
+        status=status,
+        rc=int(runner.rc),
+        exit_code=_exit_code(status, failed, unreachable),
+        hosts=tuple(_host_stats(host, stats) for host in sorted(stats["processed"])),
+        failed=failed,
+        unreachable=unreachable,
+        artifact_dir=private_dir,
+    )
+
+
+def _exit_code(status: Status, failed: tuple[str, ...], unreachable: tuple[str, ...]) -> ExitCode:
+    """1 when a host failed (a definite verdict wins), else 2 when one was unreachable or timed out."""
+    if failed:
+        return ExitCode.FAILED
+    if unreachable or status == "timeout":
+        return ExitCode.NOT_ASSESSED
+    return ExitCode.OK if status == "successful" else ExitCode.FAILED
+
+
+def _host_stats(host: str, stats: Mapping[str, Mapping[str, int]]) -> HostStats:
+    """One host's recap counters."""
+
+    def count(key: str) -> int:
+        return int(stats.get(key, {}).get(host, 0))
+
+    return HostStats(
+        host=host,
+        ok=count("ok"),
+        changed=count("changed"),
+        failed=count("failures"),
+        unreachable=count("dark"),
+        skipped=count("skipped"),
+    )
+
+
+def _first_error(runner: Any, private_dir: Path) -> str:
+    """The first error line ansible-playbook printed, for a one-line message."""
+    try:
+        text = Path(runner.stdout.name).read_text(encoding="utf-8", errors="replace")
+    except (AttributeError, OSError):
+        text = ""
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith(("ERROR!", "[ERROR]")):
+            return stripped
+    return f"rc={runner.rc}, see {private_dir}"
+
+
+def parse_extravars(pairs: list[str]) -> dict[str, str]:
+    """Turn repeated `-e key=value` into a dict.
+
+    Raises:
+        UsageError: a pair has no `=` or an empty key.
+    """
+    extravars: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"-e {pair!r}: expected key=value")
+        extravars[key.strip()] = value
+    return extravars
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add `gpurack run` to the CLI."""
+    parser = subparsers.add_parser("run", help="run a playbook with live progress and a recap")
+    parser.add_argument("playbook", help="playbook path, or a name under playbooks/ (e.g. preflight)")
+    parser.add_argument("-i", "--inventory", required=True, help="inventory file or folder")
+    parser.add_argument("-l", "--limit", help="further limit the hosts (ansible --limit)")
+    parser.add_argument("-C", "--check", action="store_true", help="check mode: change nothing")
+    parser.add_argument("-D", "--diff", action="store_true", help="show file and template diffs")
+    parser.add_argument("-t", "--tags", help="only run tasks with these tags")
+    parser.add_argument("-e", "--extra-vars", action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--json", action="store_true", help="print the result as JSON instead of a recap")
+    parser.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    """Run `gpurack run`; the exit code says ok (0), failed (1) or unreachable (2)."""
+    request = RunRequest(
+        playbook=project.resolve_playbook(args.playbook),
+        inventory=project.resolve_inventory(args.inventory),
+        limit=args.limit,
+        check=args.check,
+        diff=args.diff,
+        tags=args.tags,
+        extravars=parse_extravars(args.extra_vars),
+    )
+    runs_dir = project.state_dir() / "runs"
+    if args.json:
+        result = run_playbook(request, runs_dir)
+        render.json_out(result_dict(result))
+    else:
+        result = run_playbook(request, runs_dir, render.task_event)
+        render.run_recap(result)
+    return result.exit_code
+
+
+def result_dict(result: RunResult) -> dict[str, Any]:
+    """The machine form of a RunResult."""
+    return {
+        "status": result.status,
+        "rc": result.rc,
+        "exit_code": int(result.exit_code),
+        "failed": list(result.failed),
+        "unreachable": list(result.unreachable),
+        "hosts": [
+            {
+                "host": h.host,
+                "ok": h.ok,
+                "changed": h.changed,
+                "failed": h.failed,
+                "unreachable": h.unreachable,
+                "skipped": h.skipped,
+            }
+            for h in result.hosts
+        ],
+        "artifact_dir": str(result.artifact_dir),
+    }

@@ -1,0 +1,90 @@
+"""`gpurack validate`: run the node checks over one node's facts against its pool's expectations."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._checks import run_checks, summarise
+
+from gpurack import config, facts, render
+from gpurack.errors import ExitCode
+
+SCHEMA_VERSION = 1
+TIERS = ("quick", "standard", "burn-in")
+REPORT_JSON = "validation.json"
+REPORT_MD = "validation.md"
+
+
+@dataclass(frozen=True, slots=True)
+class Validation:
+    """The outcome of validating one node."""
+
+    node: facts.NodeFacts
+    tier: str
+    results: tuple[dict[str, Any], ...]
+    summary: dict[str, Any]
+
+    @property
+    def exit_code(self) -> ExitCode:
+        """1 when any check failed; warnings and skips still pass."""
+        failed = self.summary.get("fail", 0) or any(r.get("verdict") == "fail" for r in self.results)
+        return ExitCode.FAILED if failed else ExitCode.OK
+
+    def as_dict(self) -> dict[str, Any]:
+        """The machine form printed by `--json` and written by `--output`."""
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "host": self.node.host,
+            "source": self.node.origin.as_dict(),
+            "tier": self.tier,
+            "facts": self.node.facts,
+            "labels": self.node.labels,
+            "results": list(self.results),
+            "summary": self.summary,
+        }
+
+
+def validate(node: facts.NodeFacts, expect: dict[str, Any], tier: str) -> Validation:
+    """Run the checks of `tier` over the node's facts against `expect`."""
+    results = tuple(run_checks(node.facts, expect, tier=tier))
+    return Validation(node=node, tier=tier, results=results, summary=dict(summarise(list(results))))
+
+
+def write_reports(validation: Validation, folder: Path) -> tuple[Path, ...]:
+    """Write the JSON and Markdown reports into `folder`; return their paths."""
+    folder.mkdir(parents=True, exist_ok=True)
+    json_path = folder / REPORT_JSON
+    json_path.write_text(json.dumps(validation.as_dict(), indent=2, default=str) + "\n", encoding="utf-8")
+    md_path = folder / REPORT_MD
+    md_path.write_text(render.results_markdown(validation.node.host, validation.results, validation.summary))
+    return json_path, md_path
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add `gpurack validate` to the CLI."""
+    parser = subparsers.add_parser("validate", help="check a node against its pool's expectations")
+    facts.add_origin_arguments(parser)
+    parser.add_argument("--expect", type=Path, metavar="FILE", help="gpurack_expect YAML or group_vars")
+    parser.add_argument("--tier", choices=TIERS, default="quick", help="check level to run (default quick)")
+    parser.add_argument("--json", action="store_true", help="print the machine-readable result")
+    parser.add_argument("--output", type=Path, metavar="DIR", help=f"write {REPORT_JSON}, {REPORT_MD}")
+    parser.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    """Run `gpurack validate`; the exit code says pass (0) or fail (1)."""
+    # Expectations are checked before any hardware is read: a typo is a usage error, not a verdict.
+    expect = config.load_expect(args.expect)
+    node = facts.read_node(facts.origin_from_args(args), config.load_pool(args.pool))
+    validation = validate(node, expect, args.tier)
+    if args.output is not None:
+        write_reports(validation, args.output)
+    if args.json:
+        render.json_out(validation.as_dict())
+    else:
+        render.results_table(node.host, validation.results, validation.summary)
+    return validation.exit_code
