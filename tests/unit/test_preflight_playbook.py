@@ -1,0 +1,97 @@
+"""playbooks/preflight.yml end to end on this machine (-c local), no GPU needed.
+
+It asserts the failure path: a CPU-only host checked against an 8-GPU pool ends with the
+per-host report, the summary table and a non-zero exit, never a traceback; and a bad
+inventory value is refused by argument validation before any gather task runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+PLAYBOOK = ["ansible-playbook", "-c", "local", "-i", "localhost,", "-e", "gpurack_hosts=localhost"]
+EIGHT_GPUS = {"gpurack_expect": {"gpu": {"count": 8}}}
+
+
+def _run(*extra: str, timeout: int = 240) -> subprocess.CompletedProcess[str]:
+    cmd = [str(Path(sys.executable).parent / PLAYBOOK[0]), *PLAYBOOK[1:], *extra, "playbooks/preflight.yml"]
+    env = {
+        **os.environ,
+        "ANSIBLE_CONFIG": str(REPO / "ansible.cfg"),
+        "ANSIBLE_NOCOLOR": "1",
+        "ANSIBLE_FORCE_COLOR": "0",
+    }
+    return subprocess.run(
+        cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout, check=False
+    )
+
+
+def _has_gpu() -> bool:
+    return Path("/dev/nvidia0").exists()
+
+
+@pytest.fixture(scope="module")
+def eight_gpu_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess[str], Path]:
+    if _has_gpu():
+        pytest.skip("this machine has an NVIDIA GPU; the test asserts the no-GPU failure path")
+    reports = tmp_path_factory.mktemp("reports")
+    return _run("-e", json.dumps(EIGHT_GPUS), "-e", f"preflight_report_dir={reports}"), reports
+
+
+def test_no_gpu_fails_with_summary(eight_gpu_run: tuple[subprocess.CompletedProcess[str], Path]) -> None:
+    proc, _ = eight_gpu_run
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0, out
+    assert "Traceback" not in out
+    assert "no GPUs found" in out
+    assert "FAIL gpu.count" in out
+    assert "preflight summary, 1 host(s)" in out
+    assert "HOST" in out and "VERDICT" in out
+    assert "preflight FAIL on localhost" in out
+    # Every check ran before the host was failed: the summary precedes the failure.
+    assert out.index("preflight summary") < out.index("preflight FAIL on localhost")
+
+
+def test_json_report_written(eight_gpu_run: tuple[subprocess.CompletedProcess[str], Path]) -> None:
+    _, reports = eight_gpu_run
+    report = json.loads((reports / "localhost.json").read_text())
+    assert report["summary"]["verdict"] == "fail"
+    gpu_count = next(r for r in report["results"] if r["id"] == "gpu.count")
+    assert gpu_count["verdict"] == "fail" and gpu_count["expected"] == 8
+    assert "gpurack_gpu" in report["facts"]
+    assert oct((reports / "localhost.json").stat().st_mode & 0o777) == "0o644"
+
+
+def test_check_mode_reports_the_same_failure() -> None:
+    if _has_gpu():
+        pytest.skip("this machine has an NVIDIA GPU; the test asserts the no-GPU failure path")
+    proc = _run("--check", "-e", json.dumps(EIGHT_GPUS))
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0, out
+    assert "no GPUs found" in out and "preflight summary" in out
+    assert "changed=0" in out
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ({"gpu": {"count": "eight"}}, "argument 'count' is of type str found in 'preflight_expect -> gpu'"),
+        ({"gpu": {"cont": 8}}, "preflight_expect.gpu.cont"),
+        ({"gpu": {"count": -1}}, "gpurack_expect.gpu.count: expected a non-negative integer, got -1"),
+    ],
+)
+def test_bad_inventory_value_is_refused_before_gathering(value: dict[str, object], message: str) -> None:
+    proc = _run("-e", json.dumps({"gpurack_expect": value}), timeout=120)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0, out
+    assert message in out
+    assert "Traceback" not in out
+    assert "Gather GPU facts" not in out
+    assert "preflight summary" not in out
