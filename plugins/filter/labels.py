@@ -1,0 +1,49 @@
+# Copyright: (c) 2026, gpurack maintainers
+# Apache License 2.0 (see LICENSE)
+"""Node-pool label filters: node_labels, pool_taints, label_valid (docs in the sidecar .yml files)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ansible.errors import AnsibleFilterError
+from ansible_collections.gpurack.bootstrap.plugins.module_utils import _labels
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._labels import LabelError
+
+
+def node_labels(facts: Mapping[str, Any], pool: Mapping[str, Any]) -> dict[str, str]:
+    """The node's gpurack.io/* labels from its facts (gpurack_gpu, gpurack_nic) and its pool."""
+    try:
+        return _labels.node_labels(facts, pool)
+    except LabelError as exc:
+        raise AnsibleFilterError(
+            f"node_labels expects facts with gpurack_gpu and gpurack_nic and a pool "
+            f"{{name, workload, sharing, labels}}: {exc}"
+        ) from exc
+
+
+def pool_taints(pool: Mapping[str, Any]) -> list[dict[str, str]]:
+    """The pool's taints plus gpurack.io/validating:NoSchedule."""
+    try:
+        return _labels.pool_taints(pool)
+    except LabelError as exc:
+        raise AnsibleFilterError(
+            f"pool_taints expects a pool with a taints list of {{key, value, effect}}: {exc}"
+        ) from exc
+
+
+def label_valid(labels: Mapping[str, Any], allow_restricted: bool = False) -> bool:
+    """True when every key and value of a labels mapping is valid Kubernetes label syntax."""
+    if not isinstance(labels, Mapping):
+        raise AnsibleFilterError(
+            f"label_valid expects a mapping of label keys to values, got {type(labels).__name__}"
+        )
+    return not _labels.label_errors(labels, allow_restricted=allow_restricted)
+
+
+class FilterModule:
+    """gpurack.bootstrap label filters."""
+
+    def filters(self) -> dict[str, Callable[..., Any]]:
+        return {"node_labels": node_labels, "pool_taints": pool_taints, "label_valid": label_valid}

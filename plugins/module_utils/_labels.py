@@ -1,0 +1,247 @@
+# Copyright: (c) 2026, gpurack maintainers
+# Apache License 2.0 (see LICENSE)
+"""Node-pool labels and taints derived from facts and the pool (pure, stdlib only).
+
+Hardware labels come only from facts, so a label cannot claim hardware the node lacks;
+the pool supplies the name, workload and sharing mode. Every key and value is checked
+against Kubernetes label syntax before it leaves this module.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_models import resolve_model
+
+PREFIX = "gpurack.io/"
+WORKLOADS = ("distributed-training", "inference", "batch")
+SHARING = ("full-gpu", "mig", "time-slicing")
+TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+VALIDATING_TAINT = {"key": f"{PREFIX}validating", "value": "", "effect": "NoSchedule"}
+DERIVED_KEYS = tuple(
+    f"{PREFIX}{k}" for k in ("pool", "accelerator", "topology", "fabric", "workload", "sharing")
+)
+
+_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_NAME_MAX = 63
+_PREFIX_MAX = 253
+_NV_LINK = re.compile(r"^NV\d+$")
+
+
+class LabelError(ValueError):
+    """A label, taint or pool definition is invalid; the message says which and why."""
+
+
+def _prefix_error(prefix: str) -> str | None:
+    if len(prefix) > _PREFIX_MAX:
+        return f"prefix {prefix!r} is longer than {_PREFIX_MAX} characters"
+    if not all(_DNS_LABEL.match(part) for part in prefix.split(".")):
+        return f"prefix {prefix!r} is not a DNS subdomain (lower-case letters, digits, '-', '.')"
+    return None
+
+
+def _restricted(prefix: str) -> bool:
+    return any(prefix == d or prefix.endswith(f".{d}") for d in ("kubernetes.io", "k8s.io"))
+
+
+def label_key_error(key: object, *, allow_restricted: bool = False) -> str | None:
+    """Why `key` is not a usable label key, or None when it is."""
+    if not isinstance(key, str) or not key:
+        return f"label key {key!r} must be a non-empty string"
+    prefix, _, name = key.rpartition("/")
+    if "/" in prefix:
+        return f"label key {key!r} has more than one '/'"
+    if key.endswith("/") or (not name):
+        return f"label key {key!r} has an empty name part"
+    if key.startswith("/"):
+        return f"label key {key!r} has an empty prefix before '/'"
+    if prefix and (err := _prefix_error(prefix)):
+        return f"label key {key!r}: {err}"
+    if len(name) > _NAME_MAX or not _NAME.match(name):
+        return (
+            f"label key {key!r}: name part must be at most {_NAME_MAX} characters of [A-Za-z0-9-_.], "
+            "starting and ending with a letter or digit"
+        )
+    if prefix and not allow_restricted and _restricted(prefix):
+        if prefix == "node-role.kubernetes.io":
+            return f"label key {key!r}: node roles are applied from the controller, not by the pool"
+        return f"label key {key!r}: the kubernetes.io and k8s.io namespaces are reserved for Kubernetes"
+    return None
+
+
+def label_value_error(value: object) -> str | None:
+    """Why `value` is not a valid label value, or None when it is (empty is valid)."""
+    if not isinstance(value, str):
+        return f"label value {value!r} must be a string"
+    if value and (len(value) > _NAME_MAX or not _NAME.match(value)):
+        return (
+            f"label value {value!r} must be empty or at most {_NAME_MAX} characters of [A-Za-z0-9-_.], "
+            "starting and ending with a letter or digit"
+        )
+    return None
+
+
+def label_errors(labels: object, *, allow_restricted: bool = False) -> list[str]:
+    """Every problem with a labels mapping; [] when all keys and values are valid."""
+    if not isinstance(labels, Mapping):
+        return [f"labels must be a mapping of key to value, got {type(labels).__name__}"]
+    errors: list[str] = []
+    for key, value in labels.items():
+        if err := label_key_error(key, allow_restricted=allow_restricted):
+            errors.append(err)
+        if err := label_value_error(value):
+            errors.append(f"{key}: {err}")
+    return errors
+
+
+def _gpus(gpu_facts: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    if not gpu_facts.get("available", True):
+        return []
+    gpus = gpu_facts.get("gpus") or []
+    return [g for g in gpus if isinstance(g, Mapping)]
+
+
+def accelerator_label(gpu_facts: Mapping[str, Any]) -> str:
+    """`h200-141gb` for the node's GPU model, `mixed` for several models, `none` without GPUs."""
+    slugs = {resolve_model(g.get("name"), g.get("pci_device_id")).slug for g in _gpus(gpu_facts)}
+    if not slugs:
+        return "none"
+    return slugs.pop() if len(slugs) == 1 else "mixed"
+
+
+def _has_nvlink(gpu_facts: Mapping[str, Any]) -> bool:
+    if gpu_facts.get("nvswitch") is True:
+        return True
+    for gpu in _gpus(gpu_facts):
+        if any(isinstance(link, Mapping) and link.get("active") for link in gpu.get("nvlinks") or []):
+            return True
+    topology = gpu_facts.get("topology")
+    if isinstance(topology, Mapping):
+        for src, row in (topology.get("links") or {}).items():
+            if not str(src).startswith("GPU") or not isinstance(row, Mapping):
+                continue
+            if any(str(dst).startswith("GPU") and _NV_LINK.match(str(v)) for dst, v in row.items()):
+                return True
+    return False
+
+
+def topology_label(gpu_facts: Mapping[str, Any]) -> str:
+    """`<count>gpu-<form>-<nvlink|pcie|single>`, e.g. `8gpu-sxm-nvlink`; `none` without GPUs.
+
+    NVLink counts when a link is active, topo -m shows NV# between GPUs, or the GPUs sit
+    behind NVSwitches (`nvswitch: true`).
+    """
+    gpus = _gpus(gpu_facts)
+    if not gpus:
+        return "none"
+    forms = Counter(resolve_model(g.get("name"), g.get("pci_device_id")).form_factor for g in gpus)
+    form = forms.most_common(1)[0][0] if len(forms) == 1 else "mixed"
+    interconnect = "nvlink" if _has_nvlink(gpu_facts) else ("pcie" if len(gpus) > 1 else "single")
+    return f"{len(gpus)}gpu-{form}-{interconnect}"
+
+
+def fabric_label(nic_facts: Mapping[str, Any] | None) -> str:
+    """`infiniband`, `roce`, `ethernet` or `none`, from RDMA ports and net interfaces."""
+    if not isinstance(nic_facts, Mapping) or not nic_facts.get("available", True):
+        return "none"
+    ports = [p for p in nic_facts.get("rdma") or [] if isinstance(p, Mapping)]
+    if any(str(p.get("link_layer", "")).lower() == "infiniband" for p in ports):
+        return "infiniband"
+    if ports:
+        return "roce"
+    nets = [n for n in nic_facts.get("net") or [] if isinstance(n, Mapping) and n.get("name") != "lo"]
+    return "ethernet" if nets else "none"
+
+
+def _pool_errors(pool: object) -> list[str]:
+    if not isinstance(pool, Mapping):
+        return [f"pool must be a mapping with name, workload and sharing, got {type(pool).__name__}"]
+    errors = []
+    name = pool.get("name")
+    if not isinstance(name, str) or not name:
+        errors.append("pool.name is required (a label value such as 'h200-train-a')")
+    elif err := label_value_error(name):
+        errors.append(f"pool.name: {err}")
+    for field, allowed in (("workload", WORKLOADS), ("sharing", SHARING)):
+        if pool.get(field) not in allowed:
+            errors.append(f"pool.{field} must be one of {', '.join(allowed)}; got {pool.get(field)!r}")
+    extra = pool.get("labels") or {}
+    errors.extend(f"pool.labels: {e}" for e in label_errors(extra))
+    if isinstance(extra, Mapping):
+        errors.extend(
+            f"pool.labels: {k!r} is derived from facts and the pool; it cannot be set by hand"
+            for k in extra
+            if k in DERIVED_KEYS
+        )
+    return errors
+
+
+def node_labels(facts: Mapping[str, Any], pool: Mapping[str, Any]) -> dict[str, str]:
+    """The `gpurack.io/*` labels of a node from its facts and its pool.
+
+    Raises:
+        LabelError: the pool is invalid or a resulting label breaks Kubernetes syntax.
+    """
+    if not isinstance(facts, Mapping):
+        raise LabelError(
+            f"facts must be a mapping with gpurack_gpu and gpurack_nic, got {type(facts).__name__}"
+        )
+    if errors := _pool_errors(pool):
+        raise LabelError("; ".join(errors))
+    gpu = facts.get("gpurack_gpu")
+    gpu_facts: Mapping[str, Any] = gpu if isinstance(gpu, Mapping) else {}
+    labels = {
+        f"{PREFIX}pool": str(pool["name"]),
+        f"{PREFIX}accelerator": accelerator_label(gpu_facts),
+        f"{PREFIX}topology": topology_label(gpu_facts),
+        f"{PREFIX}fabric": fabric_label(facts.get("gpurack_nic")),
+        f"{PREFIX}workload": str(pool["workload"]),
+        f"{PREFIX}sharing": str(pool["sharing"]),
+    }
+    labels.update({str(k): str(v) for k, v in (pool.get("labels") or {}).items()})
+    if errors := label_errors(labels):
+        raise LabelError("; ".join(errors))
+    return labels
+
+
+def pool_taints(pool: Mapping[str, Any]) -> list[dict[str, str]]:
+    """The pool's taints ({key, value, effect}) plus `gpurack.io/validating:NoSchedule`.
+
+    Raises:
+        LabelError: a taint is not a mapping or has a bad key, value or effect.
+    """
+    if not isinstance(pool, Mapping):
+        raise LabelError(f"pool must be a mapping, got {type(pool).__name__}")
+    raw = pool.get("taints") or []
+    if not isinstance(raw, list):
+        raise LabelError(f"pool.taints must be a list of {{key, value, effect}}, got {type(raw).__name__}")
+    taints: list[dict[str, str]] = []
+    errors: list[str] = []
+    for i, taint in enumerate(raw):
+        where = f"pool.taints[{i}]"
+        if not isinstance(taint, Mapping):
+            errors.append(f"{where} must be a mapping with key, value and effect")
+            continue
+        unknown = sorted(set(taint) - {"key", "value", "effect"})
+        if unknown:
+            errors.append(f"{where}: unknown fields {', '.join(map(str, unknown))}")
+        value = taint.get("value", "")
+        value = "" if value is None else value
+        if err := label_key_error(taint.get("key")):
+            errors.append(f"{where}: {err.replace('label key', 'taint key')}")
+        if err := label_value_error(value):
+            errors.append(f"{where}: {err.replace('label value', 'taint value')}")
+        if taint.get("effect") not in TAINT_EFFECTS:
+            errors.append(
+                f"{where}: effect must be one of {', '.join(TAINT_EFFECTS)}; got {taint.get('effect')!r}"
+            )
+        taints.append({"key": str(taint.get("key")), "value": str(value), "effect": str(taint.get("effect"))})
+    if errors:
+        raise LabelError("; ".join(errors))
+    if not any(t["key"] == VALIDATING_TAINT["key"] for t in taints):
+        taints.append(dict(VALIDATING_TAINT))
+    return taints
