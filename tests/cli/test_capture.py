@@ -11,7 +11,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils._capture import 
     CAPTURE_COMMANDS,
     parse_capture_file,
 )
-from cli_helpers import Gpurack
+from cli_helpers import invoke
 from gpurack import capture
 
 
@@ -91,24 +91,26 @@ def test_capture_manifest_names_host_time_and_version(local_capture: Path) -> No
     assert [c["file"] for c in manifest["commands"]] == [c.filename for c in CAPTURE_COMMANDS]
 
 
-def test_capture_then_facts_reads_it_without_gpus(gpurack: Gpurack, local_capture: Path) -> None:
-    result = gpurack("facts", "--from-capture", local_capture, "--format", "json")
+def test_capture_then_facts_reads_it_without_gpus(
+    capsys: pytest.CaptureFixture[str], local_capture: Path
+) -> None:
+    result = invoke(capsys, "facts", "--from-capture", local_capture, "--format", "json")
     assert result.code == 0, result.err
     data = json.loads(result.out)
     assert data["facts"]["gpurack_gpu"]["available"] is False
     assert data["host"] == json.loads((local_capture / "capture.json").read_text())["host"]
 
 
-def test_capture_cli_writes_bundle_and_summary(gpurack: Gpurack, tmp_path: Path) -> None:
-    result = gpurack("capture", "--output", tmp_path / "out", "--root", _fake_root(tmp_path / "root"))
+def test_capture_cli_writes_bundle_and_summary(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    result = invoke(capsys, "capture", "--output", tmp_path / "out", "--root", _fake_root(tmp_path / "root"))
     assert result.code == 0, result.err
     assert "lspci -vvv" in result.out
     assert (tmp_path / "out/capture.json").is_file()
 
 
-def test_capture_non_empty_output_exits_64(gpurack: Gpurack, tmp_path: Path) -> None:
+def test_capture_non_empty_output_exits_64(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     (tmp_path / "old.txt").write_text("keep me\n")
-    result = gpurack("capture", "--output", tmp_path)
+    result = invoke(capsys, "capture", "--output", tmp_path)
     assert result.code == 64
     assert "--force" in result.err
     assert len(result.err.strip().splitlines()) == 1

@@ -7,27 +7,27 @@ import sys
 from pathlib import Path
 
 import pytest
-from cli_helpers import Gpurack
+from cli_helpers import invoke
 from gpurack import __version__, cli
 from gpurack.errors import ExitCode, NotAssessedError
 
 
-def test_main_unknown_flag_exits_64_with_one_line(gpurack: Gpurack, h200x1: Path) -> None:
-    result = gpurack("facts", "--from-capture", h200x1, "--frobnicate")
+def test_main_unknown_flag_exits_64_with_one_line(capsys: pytest.CaptureFixture[str], h200x1: Path) -> None:
+    result = invoke(capsys, "facts", "--from-capture", h200x1, "--frobnicate")
     assert result.code == ExitCode.USAGE
     assert "unrecognized arguments: --frobnicate" in result.err
     assert len(result.err.strip().splitlines()) == 1
     assert "Traceback" not in result.err
 
 
-def test_main_unknown_command_exits_64(gpurack: Gpurack) -> None:
-    result = gpurack("frobnicate")
+def test_main_unknown_command_exits_64(capsys: pytest.CaptureFixture[str]) -> None:
+    result = invoke(capsys, "frobnicate")
     assert result.code == 64
     assert "invalid choice" in result.err
 
 
-def test_main_without_command_exits_64(gpurack: Gpurack) -> None:
-    result = gpurack()
+def test_main_without_command_exits_64(capsys: pytest.CaptureFixture[str]) -> None:
+    result = invoke(capsys)
     assert result.code == 64
     assert "a command is required" in result.err
 
@@ -39,9 +39,11 @@ def test_main_version_prints_version_and_exits_0(capsys: pytest.CaptureFixture[s
     assert capsys.readouterr().out.strip() == f"gpurack {__version__}"
 
 
-def test_main_debug_prints_traceback_for_expected_errors(gpurack: Gpurack, tmp_path: Path) -> None:
+def test_main_debug_prints_traceback_for_expected_errors(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     (tmp_path / "notes.txt").write_text("not a capture\n")
-    result = gpurack("facts", "--from-capture", tmp_path, "--debug")
+    result = invoke(capsys, "facts", "--from-capture", tmp_path, "--debug")
     assert result.code == 2
     assert "Traceback" in result.err
 

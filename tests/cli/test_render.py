@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from gpurack import render
 from gpurack.errors import UsageError
 from gpurack.runner import TaskEvent
 
-RESULTS = [
+RESULTS: list[dict[str, Any]] = [
     {"id": "a", "title": "Alpha", "verdict": "pass", "component": "node", "measured": 1, "expected": 1},
     {
         "id": "b",

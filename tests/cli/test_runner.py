@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from cli_helpers import Gpurack
+from cli_helpers import invoke
 from gpurack import runner
 from gpurack.errors import ExitCode, UsageError
 from gpurack.runner import RunRequest, TaskEvent
@@ -99,37 +99,37 @@ def test_run_playbook_check_mode_changes_nothing(site: Path) -> None:
     assert [h.changed for h in result.hosts] == [0]  # command tasks are skipped in check mode
 
 
-def test_run_cli_bare_name_resolves_under_playbooks(gpurack: Gpurack, site: Path) -> None:
-    result = gpurack("run", "tiny", "-i", site / "hosts.yml", "--limit", "good")
+def test_run_cli_bare_name_resolves_under_playbooks(capsys: pytest.CaptureFixture[str], site: Path) -> None:
+    result = invoke(capsys, "run", "tiny", "-i", site / "hosts.yml", "--limit", "good")
     assert result.code == 0, result.err
     assert "Say hello" in result.out
     assert "good" in result.out
     assert any((site / "state/runs").iterdir())
 
 
-def test_run_cli_failed_host_exits_1_with_recap(gpurack: Gpurack, site: Path) -> None:
-    result = gpurack("run", "tiny", "-i", site / "hosts.yml")
+def test_run_cli_failed_host_exits_1_with_recap(capsys: pytest.CaptureFixture[str], site: Path) -> None:
+    result = invoke(capsys, "run", "tiny", "-i", site / "hosts.yml")
     assert result.code == 1
     assert "asked to fail" in result.out
     assert "recap" in result.out
 
 
-def test_run_cli_unreachable_exits_2_json(gpurack: Gpurack, site: Path) -> None:
-    result = gpurack("run", "tiny", "-i", site / "hosts.yml", "-e", "target=dark", "--json")
+def test_run_cli_unreachable_exits_2_json(capsys: pytest.CaptureFixture[str], site: Path) -> None:
+    result = invoke(capsys, "run", "tiny", "-i", site / "hosts.yml", "-e", "target=dark", "--json")
     assert result.code == 2
     data = json.loads(result.out)
     assert data["unreachable"] == ["gone"]
     assert data["exit_code"] == 2
 
 
-def test_run_cli_no_matching_hosts_exits_64(gpurack: Gpurack, site: Path) -> None:
-    result = gpurack("run", "tiny", "-i", site / "hosts.yml", "-e", "target=nobody")
+def test_run_cli_no_matching_hosts_exits_64(capsys: pytest.CaptureFixture[str], site: Path) -> None:
+    result = invoke(capsys, "run", "tiny", "-i", site / "hosts.yml", "-e", "target=nobody")
     assert result.code == 64
     assert "hosts pattern matched no inventory hosts" in result.err
 
 
-def test_run_cli_limit_matching_nothing_exits_64(gpurack: Gpurack, site: Path) -> None:
-    result = gpurack("run", "tiny", "-i", site / "hosts.yml", "--limit", "nobody")
+def test_run_cli_limit_matching_nothing_exits_64(capsys: pytest.CaptureFixture[str], site: Path) -> None:
+    result = invoke(capsys, "run", "tiny", "-i", site / "hosts.yml", "--limit", "nobody")
     assert result.code == 64
     assert len(result.err.strip().splitlines()) == 1
 
@@ -143,10 +143,14 @@ def test_run_cli_limit_matching_nothing_exits_64(gpurack: Gpurack, site: Path) -
     ],
 )
 def test_run_cli_bad_arguments_exit_64_before_running(
-    gpurack: Gpurack, site: Path, monkeypatch: pytest.MonkeyPatch, args: list[str], message: str
+    capsys: pytest.CaptureFixture[str],
+    site: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    args: list[str],
+    message: str,
 ) -> None:
     monkeypatch.chdir(site)
-    result = gpurack("run", *args)
+    result = invoke(capsys, "run", *args)
     assert result.code == 64
     assert message in result.err
     assert not (site / "state/runs").exists()

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from cli_helpers import Gpurack, truncate
+from cli_helpers import invoke, truncated_copy
 
 MATCHING = """\
 gpu:
@@ -24,22 +24,28 @@ def _expect(tmp_path: Path, text: str) -> Path:
     return path
 
 
-def test_validate_matching_expect_exits_0(gpurack: Gpurack, h200x1: Path, tmp_path: Path) -> None:
-    result = gpurack("validate", "--from-capture", h200x1, "--expect", _expect(tmp_path, MATCHING))
+def test_validate_matching_expect_exits_0(
+    capsys: pytest.CaptureFixture[str], h200x1: Path, tmp_path: Path
+) -> None:
+    result = invoke(capsys, "validate", "--from-capture", h200x1, "--expect", _expect(tmp_path, MATCHING))
     assert result.code == 0, result.out + result.err
     assert "verdict: pass" in result.out
 
 
-def test_validate_group_vars_file_is_accepted(gpurack: Gpurack, h200x1: Path, tmp_path: Path) -> None:
+def test_validate_group_vars_file_is_accepted(
+    capsys: pytest.CaptureFixture[str], h200x1: Path, tmp_path: Path
+) -> None:
     wrapped = "gpurack_expect:\n" + "".join(f"  {line}\n" for line in MATCHING.splitlines())
-    result = gpurack("validate", "--from-capture", h200x1, "--expect", _expect(tmp_path, wrapped))
+    result = invoke(capsys, "validate", "--from-capture", h200x1, "--expect", _expect(tmp_path, wrapped))
     assert result.code == 0, result.out + result.err
 
 
 def test_validate_gpu_count_8_exits_1_naming_observed_and_expected(
-    gpurack: Gpurack, h200x1: Path, tmp_path: Path
+    capsys: pytest.CaptureFixture[str], h200x1: Path, tmp_path: Path
 ) -> None:
-    result = gpurack("validate", "--from-capture", h200x1, "--expect", _expect(tmp_path, "gpu: {count: 8}\n"))
+    result = invoke(
+        capsys, "validate", "--from-capture", h200x1, "--expect", _expect(tmp_path, "gpu: {count: 8}\n")
+    )
     assert result.code == 1
     failing = result.out.split("validation of", 1)[1]
     first_row = next(line for line in failing.splitlines() if "fail" in line)
@@ -50,18 +56,18 @@ def test_validate_gpu_count_8_exits_1_naming_observed_and_expected(
 
 
 def test_validate_gpu_count_8_json_result_has_measured_and_expected(
-    gpurack: Gpurack, h200x1: Path, tmp_path: Path
+    capsys: pytest.CaptureFixture[str], h200x1: Path, tmp_path: Path
 ) -> None:
     expect = _expect(tmp_path, "gpu: {count: 8}\n")
-    result = gpurack("validate", "--from-capture", h200x1, "--expect", expect, "--json")
+    result = invoke(capsys, "validate", "--from-capture", h200x1, "--expect", expect, "--json")
     assert result.code == 1
     failed = [r for r in json.loads(result.out)["results"] if r["verdict"] == "fail"]
     assert [(r["measured"], r["expected"]) for r in failed] == [(1, 8)]
     assert failed[0]["remediation"]
 
 
-def test_validate_json_has_the_machine_form(gpurack: Gpurack, h200x1: Path) -> None:
-    result = gpurack("validate", "--from-capture", h200x1, "--json")
+def test_validate_json_has_the_machine_form(capsys: pytest.CaptureFixture[str], h200x1: Path) -> None:
+    result = invoke(capsys, "validate", "--from-capture", h200x1, "--json")
     data = json.loads(result.out)
     assert set(data) >= {"schema_version", "host", "source", "facts", "labels", "results", "summary"}
     assert data["schema_version"] == 1
@@ -73,27 +79,32 @@ def test_validate_json_has_the_machine_form(gpurack: Gpurack, h200x1: Path) -> N
 
 
 def test_validate_output_writes_json_and_markdown_reports(
-    gpurack: Gpurack, h200x1: Path, tmp_path: Path
+    capsys: pytest.CaptureFixture[str], h200x1: Path, tmp_path: Path
 ) -> None:
     reports = tmp_path / "reports"
-    result = gpurack("validate", "--from-capture", h200x1, "--output", reports)
+    result = invoke(capsys, "validate", "--from-capture", h200x1, "--output", reports)
     assert result.code == 0
     assert json.loads((reports / "validation.json").read_text())["host"] == "vm"
     assert (reports / "validation.md").read_text().startswith("# Validation of vm")
 
 
-def test_validate_truncated_capture_exits_2_with_one_line(gpurack: Gpurack, h200x1_copy: Path) -> None:
-    truncate(h200x1_copy / "nvidia-smi-q.xml")
-    truncate(h200x1_copy / "nvidia-smi-q.txt")
-    result = gpurack("validate", "--from-capture", h200x1_copy)
+def test_validate_truncated_capture_exits_2_with_one_line(
+    capsys: pytest.CaptureFixture[str], h200x1: Path, tmp_path: Path
+) -> None:
+    h200x1_copy = truncated_copy(h200x1, tmp_path)
+    result = invoke(capsys, "validate", "--from-capture", h200x1_copy)
     assert result.code == 2
     assert len(result.err.strip().splitlines()) == 1
     assert "truncated" in result.err
     assert "Traceback" not in result.err
 
 
-def test_validate_bad_yaml_expect_exits_64(gpurack: Gpurack, h200x1: Path, tmp_path: Path) -> None:
-    result = gpurack("validate", "--from-capture", h200x1, "--expect", _expect(tmp_path, "gpu: {count: 8\n"))
+def test_validate_bad_yaml_expect_exits_64(
+    capsys: pytest.CaptureFixture[str], h200x1: Path, tmp_path: Path
+) -> None:
+    result = invoke(
+        capsys, "validate", "--from-capture", h200x1, "--expect", _expect(tmp_path, "gpu: {count: 8\n")
+    )
     assert result.code == 64
     assert "not valid YAML" in result.err
     assert len(result.err.strip().splitlines()) == 1
@@ -109,29 +120,33 @@ def test_validate_bad_yaml_expect_exits_64(gpurack: Gpurack, h200x1: Path, tmp_p
     ],
 )
 def test_validate_invalid_expect_exits_64_naming_the_path(
-    gpurack: Gpurack, h200x1: Path, tmp_path: Path, text: str, path: str
+    capsys: pytest.CaptureFixture[str], h200x1: Path, tmp_path: Path, text: str, path: str
 ) -> None:
-    result = gpurack("validate", "--from-capture", h200x1, "--expect", _expect(tmp_path, text))
+    result = invoke(capsys, "validate", "--from-capture", h200x1, "--expect", _expect(tmp_path, text))
     assert result.code == 64
     assert path in result.err
     assert result.out == ""
     assert "Traceback" not in result.err
 
 
-def test_validate_invalid_expect_lists_every_problem(gpurack: Gpurack, h200x1: Path, tmp_path: Path) -> None:
+def test_validate_invalid_expect_lists_every_problem(
+    capsys: pytest.CaptureFixture[str], h200x1: Path, tmp_path: Path
+) -> None:
     expect = _expect(tmp_path, "gpu: {cnt: 8}\nfoo: 1\n")
-    result = gpurack("validate", "--from-capture", h200x1, "--expect", expect)
+    result = invoke(capsys, "validate", "--from-capture", h200x1, "--expect", expect)
     assert "gpurack_expect.gpu.cnt" in result.err
     assert "gpurack_expect.foo" in result.err
 
 
-def test_validate_missing_expect_file_exits_64(gpurack: Gpurack, h200x1: Path, tmp_path: Path) -> None:
-    result = gpurack("validate", "--from-capture", h200x1, "--expect", tmp_path / "missing.yml")
+def test_validate_missing_expect_file_exits_64(
+    capsys: pytest.CaptureFixture[str], h200x1: Path, tmp_path: Path
+) -> None:
+    result = invoke(capsys, "validate", "--from-capture", h200x1, "--expect", tmp_path / "missing.yml")
     assert result.code == 64
     assert "cannot read" in result.err
 
 
-def test_validate_unknown_tier_exits_64(gpurack: Gpurack, h200x1: Path) -> None:
-    result = gpurack("validate", "--from-capture", h200x1, "--tier", "ludicrous")
+def test_validate_unknown_tier_exits_64(capsys: pytest.CaptureFixture[str], h200x1: Path) -> None:
+    result = invoke(capsys, "validate", "--from-capture", h200x1, "--tier", "ludicrous")
     assert result.code == 64
     assert "Traceback" not in result.err
