@@ -25,7 +25,7 @@ $(STAMP):
 	touch "$@"
 
 run: setup ## Main job: capture this machine and validate it against an example pool
-	$(BIN)/gpurack capture --output $(CAPTURE)
+	$(BIN)/gpurack capture --force --output $(CAPTURE)
 	$(BIN)/gpurack validate --from-capture $(CAPTURE) --expect $(POOL)
 
 test: setup lint unit ## Every test: linters, syntax checks, unit and CLI tests
