@@ -1,0 +1,618 @@
+"""What changed on a host between two snapshots: swapped GPUs, downgraded links, new firmware.
+
+Pure functions over frozen dataclasses: `state_from_facts` reduces a node's facts and check
+results to the parts we compare (the same rows the inventory database stores), and `diff`
+turns two such states into `Drift` items, each with one plain sentence for operators.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+DriftKind = Literal[
+    "gpu_swapped",
+    "gpu_missing",
+    "gpu_added",
+    "gpu_moved",
+    "pcie_downgraded",
+    "pcie_upgraded",
+    "vbios_changed",
+    "nic_missing",
+    "nic_added",
+    "nic_replaced",
+    "nic_state_changed",
+    "nic_rate_changed",
+    "nic_link_layer_changed",
+    "nic_firmware_changed",
+    "disk_replaced",
+    "disk_missing",
+    "disk_added",
+    "disk_firmware_changed",
+    "driver_changed",
+    "cuda_changed",
+    "kernel_changed",
+    "label_changed",
+    "verdict_changed",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class GpuState:
+    index: int | None
+    bus_id: str | None
+    uuid: str | None
+    serial: str | None
+    name: str | None
+    vbios: str | None
+    memory_mib: int | None
+    pcie_gen_current: int | None
+    pcie_gen_max: int | None
+    pcie_width_current: int | None
+    pcie_width_max: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class NicState:
+    device: str
+    port: int | None
+    guid: str | None
+    fw: str | None
+    rate_gbps: float | None
+    state: str | None
+    phys_state: str | None
+    link_layer: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class DiskState:
+    name: str
+    serial: str | None
+    model: str | None
+    firmware: str | None
+    size_bytes: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class CheckState:
+    check_id: str
+    component: str | None
+    verdict: str
+    reason: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class HostState:
+    """The comparable part of one snapshot of one host."""
+
+    kernel: str | None
+    driver: str | None
+    cuda: str | None
+    gpus: tuple[GpuState, ...]
+    nics: tuple[NicState, ...]
+    disks: tuple[DiskState, ...]
+    checks: tuple[CheckState, ...]
+    labels: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Drift:
+    """One change between two snapshots; `sentence` is what operators read."""
+
+    kind: DriftKind
+    component: str
+    before: str | None
+    after: str | None
+    sentence: str
+
+
+# ---------------------------------------------------------------------------------------------
+# facts -> state
+
+
+def _dict(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _list(value: Any) -> list[Mapping[str, Any]]:
+    if not isinstance(value, list):
+        return []
+    return [item for item in value if isinstance(item, Mapping)]
+
+
+def _str(value: Any) -> str | None:
+    if value is None or isinstance(value, (dict, list)):
+        return None
+    text = str(value).strip()
+    return text or None
+
+
+def _int(value: Any) -> int | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _float(value: Any) -> float | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def gpus_from_facts(gpu_facts: Mapping[str, Any]) -> tuple[GpuState, ...]:
+    """GPU rows of a `gpurack_gpu` fact (docs/facts.md), in index order."""
+    rows = []
+    for gpu in _list(gpu_facts.get("gpus")):
+        pcie = _dict(gpu.get("pcie"))
+        rows.append(
+            GpuState(
+                index=_int(gpu.get("index")),
+                bus_id=_str(gpu.get("bus_id")),
+                uuid=_str(gpu.get("uuid")),
+                serial=_str(gpu.get("serial")),
+                name=_str(gpu.get("name")),
+                vbios=_str(gpu.get("vbios")),
+                memory_mib=_int(gpu.get("memory_total_mib")),
+                pcie_gen_current=_int(pcie.get("gen_current")),
+                pcie_gen_max=_int(pcie.get("gen_max")),
+                pcie_width_current=_int(pcie.get("width_current")),
+                pcie_width_max=_int(pcie.get("width_max")),
+            )
+        )
+    return tuple(sorted(rows, key=lambda g: (g.index is None, g.index or 0, g.bus_id or "")))
+
+
+def nics_from_facts(nic_facts: Mapping[str, Any]) -> tuple[NicState, ...]:
+    """RDMA port rows of a `gpurack_nic` fact."""
+    rows = []
+    for port in _list(nic_facts.get("rdma")):
+        device = _str(port.get("device"))
+        if device is None:
+            continue
+        rows.append(
+            NicState(
+                device=device,
+                port=_int(port.get("port")),
+                guid=_str(port.get("port_guid")) or _str(port.get("node_guid")),
+                fw=_str(port.get("fw_ver")),
+                rate_gbps=_float(port.get("rate_gbps")),
+                state=_str(port.get("state")),
+                phys_state=_str(port.get("phys_state")),
+                link_layer=_str(port.get("link_layer")),
+            )
+        )
+    return tuple(sorted(rows, key=lambda n: (n.device, n.port or 0)))
+
+
+def disks_from_facts(nvme_facts: Mapping[str, Any]) -> tuple[DiskState, ...]:
+    """NVMe rows of a `gpurack_nvme` fact."""
+    rows = []
+    for disk in _list(nvme_facts.get("disks")):
+        name = _str(disk.get("name"))
+        if name is None:
+            continue
+        rows.append(
+            DiskState(
+                name=name,
+                serial=_str(disk.get("serial")),
+                model=_str(disk.get("model")),
+                firmware=_str(disk.get("firmware")),
+                size_bytes=_int(disk.get("size_bytes")),
+            )
+        )
+    return tuple(sorted(rows, key=lambda d: d.name))
+
+
+def checks_from_results(results: Iterable[Mapping[str, Any]]) -> tuple[CheckState, ...]:
+    """Verdicts of check result dicts, one per (check id, component)."""
+    rows = {}
+    for result in results:
+        check_id = _str(result.get("id"))
+        verdict = _str(result.get("verdict"))
+        if check_id is None or verdict is None:
+            continue
+        component = _str(result.get("component"))
+        rows[(check_id, component or "")] = CheckState(
+            check_id, component, verdict, _str(result.get("reason"))
+        )
+    return tuple(rows[key] for key in sorted(rows))
+
+
+def state_from_facts(
+    facts: Mapping[str, Any],
+    results: Iterable[Mapping[str, Any]] = (),
+    labels: Mapping[str, Any] | None = None,
+) -> HostState:
+    """Reduce a node's facts (`gpurack_*` keys), check results and labels to a `HostState`."""
+    gpu = _dict(facts.get("gpurack_gpu"))
+    os_facts = _dict(facts.get("gpurack_os"))
+    return HostState(
+        kernel=_str(os_facts.get("kernel")),
+        driver=_str(gpu.get("driver_version")),
+        cuda=_str(gpu.get("cuda_version")),
+        gpus=gpus_from_facts(gpu),
+        nics=nics_from_facts(_dict(facts.get("gpurack_nic"))),
+        disks=disks_from_facts(_dict(facts.get("gpurack_nvme"))),
+        checks=checks_from_results(results),
+        labels=tuple(sorted((str(k), str(v)) for k, v in (labels or {}).items())),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# state x state -> drift
+
+
+def _show(value: object) -> str:
+    if value is None:
+        return "none"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _gpu_key(gpu: GpuState) -> str:
+    return gpu.bus_id or f"index {gpu.index}"
+
+
+def _gpu_label(gpu: GpuState) -> str:
+    index = "?" if gpu.index is None else str(gpu.index)
+    return f"GPU {index} ({gpu.bus_id})" if gpu.bus_id else f"GPU {index}"
+
+
+def _link(gen: int | None, width: int | None) -> str:
+    return f"Gen{_show(gen)} x{_show(width)}"
+
+
+def _gpu_identity(gpu: GpuState) -> str:
+    parts = [gpu.name or "GPU"]
+    if gpu.serial:
+        parts.append(f"serial {gpu.serial}")
+    elif gpu.uuid:
+        parts.append(gpu.uuid)
+    return " ".join(parts)
+
+
+def _diff_gpus(before: Sequence[GpuState], after: Sequence[GpuState]) -> list[Drift]:
+    out: list[Drift] = []
+    old = {_gpu_key(g): g for g in before}
+    new = {_gpu_key(g): g for g in after}
+    for key, now in new.items():
+        was = old.get(key)
+        if was is None:
+            continue
+        component = f"gpu:{key}"
+        label = _gpu_label(now)
+        swapped = False
+        # Compare identities only where both snapshots know them: a driverless pci-scan
+        # snapshot has no serials, and that is not a swap.
+        if was.serial and now.serial and was.serial != now.serial:
+            swapped = True
+            out.append(
+                Drift(
+                    "gpu_swapped",
+                    component,
+                    was.serial,
+                    now.serial,
+                    f"{label} was swapped: serial {was.serial} -> {now.serial}",
+                )
+            )
+        elif was.uuid and now.uuid and was.uuid != now.uuid:
+            swapped = True
+            out.append(
+                Drift(
+                    "gpu_swapped",
+                    component,
+                    was.uuid,
+                    now.uuid,
+                    f"{label} was swapped: UUID {was.uuid} -> {now.uuid}",
+                )
+            )
+        old_link = (was.pcie_gen_current, was.pcie_width_current)
+        new_link = (now.pcie_gen_current, now.pcie_width_current)
+        if None not in old_link and None not in new_link and old_link != new_link:
+            dropped = (now.pcie_gen_current or 0) < (was.pcie_gen_current or 0) or (
+                now.pcie_width_current or 0
+            ) < (was.pcie_width_current or 0)
+            before_s, after_s = _link(*old_link), _link(*new_link)
+            if dropped:
+                out.append(
+                    Drift(
+                        "pcie_downgraded",
+                        component,
+                        before_s,
+                        after_s,
+                        f"{label} PCIe link downgraded: {before_s} -> {after_s}",
+                    )
+                )
+            else:
+                out.append(
+                    Drift(
+                        "pcie_upgraded",
+                        component,
+                        before_s,
+                        after_s,
+                        f"{label} PCIe link came back up: {before_s} -> {after_s}",
+                    )
+                )
+        # A swapped board brings its own VBIOS: the swap sentence already says it all.
+        if not swapped and was.vbios and now.vbios and was.vbios != now.vbios:
+            out.append(
+                Drift(
+                    "vbios_changed",
+                    component,
+                    was.vbios,
+                    now.vbios,
+                    f"{label} VBIOS changed: {was.vbios} -> {now.vbios}",
+                )
+            )
+    gone = [g for k, g in old.items() if k not in new]
+    came = [g for k, g in new.items() if k not in old]
+    for was in gone:
+        moved_to = next((g for g in came if was.serial and g.serial == was.serial), None)
+        if moved_to is not None:
+            came.remove(moved_to)
+            out.append(
+                Drift(
+                    "gpu_moved",
+                    f"gpu:{_gpu_key(moved_to)}",
+                    was.bus_id,
+                    moved_to.bus_id,
+                    f"GPU serial {was.serial} moved: {_gpu_label(was)} -> {_gpu_label(moved_to)}",
+                )
+            )
+            continue
+        out.append(
+            Drift(
+                "gpu_missing",
+                f"gpu:{_gpu_key(was)}",
+                _gpu_identity(was),
+                None,
+                f"{_gpu_label(was)} is missing: {_gpu_identity(was)} no longer seen",
+            )
+        )
+    out.extend(
+        Drift(
+            "gpu_added",
+            f"gpu:{_gpu_key(now)}",
+            None,
+            _gpu_identity(now),
+            f"{_gpu_label(now)} was added: {_gpu_identity(now)}",
+        )
+        for now in came
+    )
+    return out
+
+
+def _nic_label(nic: NicState) -> str:
+    return f"NIC {nic.device} port {_show(nic.port)}"
+
+
+def _diff_nics(before: Sequence[NicState], after: Sequence[NicState]) -> list[Drift]:
+    out: list[Drift] = []
+    old = {(n.device, n.port): n for n in before}
+    new = {(n.device, n.port): n for n in after}
+    fw_reported: set[str] = set()
+    for key, now in new.items():
+        was = old.get(key)
+        if was is None:
+            continue
+        component = f"nic:{now.device}/{_show(now.port)}"
+        label = _nic_label(now)
+        if was.guid and now.guid and was.guid != now.guid:
+            out.append(
+                Drift(
+                    "nic_replaced",
+                    component,
+                    was.guid,
+                    now.guid,
+                    f"{label} was replaced: GUID {was.guid} -> {now.guid}",
+                )
+            )
+        old_state = "/".join(s for s in (was.state, was.phys_state) if s) or None
+        new_state = "/".join(s for s in (now.state, now.phys_state) if s) or None
+        if old_state != new_state:
+            out.append(
+                Drift(
+                    "nic_state_changed",
+                    component,
+                    old_state,
+                    new_state,
+                    f"{label} state changed: {_show(old_state)} -> {_show(new_state)}",
+                )
+            )
+        if was.rate_gbps != now.rate_gbps:
+            out.append(
+                Drift(
+                    "nic_rate_changed",
+                    component,
+                    _show(was.rate_gbps),
+                    _show(now.rate_gbps),
+                    f"{label} rate changed: {_show(was.rate_gbps)} Gb/s -> {_show(now.rate_gbps)} Gb/s",
+                )
+            )
+        if was.link_layer and now.link_layer and was.link_layer != now.link_layer:
+            out.append(
+                Drift(
+                    "nic_link_layer_changed",
+                    component,
+                    was.link_layer,
+                    now.link_layer,
+                    f"{label} link layer changed: {was.link_layer} -> {now.link_layer}",
+                )
+            )
+        # Firmware belongs to the adapter, not the port: say it once per device.
+        if was.fw and now.fw and was.fw != now.fw and now.device not in fw_reported:
+            fw_reported.add(now.device)
+            out.append(
+                Drift(
+                    "nic_firmware_changed",
+                    f"nic:{now.device}",
+                    was.fw,
+                    now.fw,
+                    f"NIC {now.device} firmware changed: {was.fw} -> {now.fw}",
+                )
+            )
+    for key, was in old.items():
+        if key not in new:
+            out.append(
+                Drift(
+                    "nic_missing",
+                    f"nic:{was.device}/{_show(was.port)}",
+                    was.guid or was.device,
+                    None,
+                    f"{_nic_label(was)} is missing",
+                )
+            )
+    for key, now in new.items():
+        if key not in old:
+            rate = f" at {_show(now.rate_gbps)} Gb/s" if now.rate_gbps is not None else ""
+            out.append(
+                Drift(
+                    "nic_added",
+                    f"nic:{now.device}/{_show(now.port)}",
+                    None,
+                    now.guid or now.device,
+                    f"{_nic_label(now)} was added{rate}",
+                )
+            )
+    return out
+
+
+def _disk_identity(disk: DiskState) -> str:
+    return (
+        " ".join(p for p in (disk.model, f"serial {disk.serial}" if disk.serial else None) if p) or disk.name
+    )
+
+
+def _diff_disks(before: Sequence[DiskState], after: Sequence[DiskState]) -> list[Drift]:
+    out: list[Drift] = []
+    # Match by serial first: NVMe names can change order across boots without any hardware change.
+    new_by_serial = {d.serial: d for d in after if d.serial}
+    matched_new: set[str] = set()
+    unmatched_old: list[DiskState] = []
+    for was in before:
+        now = new_by_serial.get(was.serial) if was.serial else None
+        if now is None:
+            now = next((d for d in after if d.name == was.name and not d.serial and not was.serial), None)
+        if now is None:
+            unmatched_old.append(was)
+            continue
+        matched_new.add(now.name)
+        if was.firmware and now.firmware and was.firmware != now.firmware:
+            out.append(
+                Drift(
+                    "disk_firmware_changed",
+                    f"disk:{now.name}",
+                    was.firmware,
+                    now.firmware,
+                    f"NVMe {now.name} ({_disk_identity(now)}) firmware changed: "
+                    f"{was.firmware} -> {now.firmware}",
+                )
+            )
+    unmatched_new = {d.name: d for d in after if d.name not in matched_new}
+    for was in unmatched_old:
+        now = unmatched_new.pop(was.name, None)
+        if now is not None:
+            out.append(
+                Drift(
+                    "disk_replaced",
+                    f"disk:{now.name}",
+                    was.serial,
+                    now.serial,
+                    f"NVMe {now.name} was replaced: serial {_show(was.serial)} -> {_show(now.serial)}"
+                    + (f" ({now.model})" if now.model else ""),
+                )
+            )
+        else:
+            out.append(
+                Drift(
+                    "disk_missing",
+                    f"disk:{was.name}",
+                    _disk_identity(was),
+                    None,
+                    f"NVMe {was.name} is missing: {_disk_identity(was)} no longer seen",
+                )
+            )
+    out.extend(
+        Drift(
+            "disk_added",
+            f"disk:{now.name}",
+            None,
+            _disk_identity(now),
+            f"NVMe {now.name} was added: {_disk_identity(now)}",
+        )
+        for now in unmatched_new.values()
+    )
+    return out
+
+
+def _diff_software(before: HostState, after: HostState) -> list[Drift]:
+    fields: tuple[tuple[DriftKind, str, str, str | None, str | None], ...] = (
+        ("kernel_changed", "os", "Kernel", before.kernel, after.kernel),
+        ("driver_changed", "driver", "NVIDIA driver", before.driver, after.driver),
+        ("cuda_changed", "cuda", "CUDA version", before.cuda, after.cuda),
+    )
+    return [
+        Drift(kind, component, was, now, f"{what} changed: {_show(was)} -> {_show(now)}")
+        for kind, component, what, was, now in fields
+        if was != now
+    ]
+
+
+def _diff_labels(before: HostState, after: HostState) -> list[Drift]:
+    old, new = dict(before.labels), dict(after.labels)
+    out = []
+    for key in sorted(old.keys() | new.keys()):
+        was, now = old.get(key), new.get(key)
+        if was != now:
+            out.append(
+                Drift(
+                    "label_changed",
+                    f"label:{key}",
+                    was,
+                    now,
+                    f"Label {key} changed: {_show(was)} -> {_show(now)}",
+                )
+            )
+    return out
+
+
+def _diff_checks(before: HostState, after: HostState) -> list[Drift]:
+    # Checks that ran only once (another tier, a `run` without validation) are not drift.
+    old = {(c.check_id, c.component or ""): c for c in before.checks}
+    out = []
+    for now in after.checks:
+        was = old.get((now.check_id, now.component or ""))
+        if was is None or was.verdict == now.verdict:
+            continue
+        where = f" on {now.component}" if now.component else ""
+        why = f" ({now.reason})" if now.reason and now.verdict in ("fail", "warn") else ""
+        out.append(
+            Drift(
+                "verdict_changed",
+                f"check:{now.check_id}" + (f"/{now.component}" if now.component else ""),
+                was.verdict,
+                now.verdict,
+                f"Check {now.check_id}{where}: {was.verdict} -> {now.verdict}{why}",
+            )
+        )
+    return out
+
+
+def diff(before: HostState, after: HostState) -> list[Drift]:
+    """Everything that changed from `before` to `after`, hardware first, then software and verdicts."""
+    return [
+        *_diff_gpus(before.gpus, after.gpus),
+        *_diff_nics(before.nics, after.nics),
+        *_diff_disks(before.disks, after.disks),
+        *_diff_software(before, after),
+        *_diff_labels(before, after),
+        *_diff_checks(before, after),
+    ]
