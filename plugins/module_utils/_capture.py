@@ -44,6 +44,10 @@ CAPTURE_COMMANDS: tuple[CaptureCommand, ...] = (
     CaptureCommand("uname.txt", ("uname", "-a")),
     CaptureCommand("dmesg-nvrm.txt", ("sh", "-c", 'dmesg | grep -iE "nvrm|xid|nvidia" | tail -200')),
     CaptureCommand("mokutil-sb-state.txt", ("mokutil", "--sb-state")),
+    CaptureCommand(
+        "systemctl-is-active.txt",
+        ("systemctl", "is-active", "nvidia-fabricmanager", "nvidia-persistenced", "containerd", "kubelet"),
+    ),
 )
 
 # Plain files copied verbatim (no header), relative to the capture root.

@@ -25,6 +25,13 @@ KERNEL_LOG_ARGV: tuple[str, ...] = next(c.argv for c in CAPTURE_COMMANDS if c.fi
 # Live hosts have etc/os-release (or usr/lib/); capture bundles keep it at their root.
 OS_RELEASE_PATHS: tuple[str, ...] = ("etc/os-release", "usr/lib/os-release", "os-release")
 MODULES: tuple[str, ...] = ("nouveau", "nvidia", "nvidia_peermem")
+# The services whose state the checks read; one systemctl call, also kept in captures.
+SERVICES_ARGV: tuple[str, ...] = next(
+    c.argv for c in CAPTURE_COMMANDS if c.filename == "systemctl-is-active.txt"
+)
+_SERVICE_STATES = frozenset(
+    {"active", "inactive", "failed", "activating", "deactivating", "reloading", "unknown"}
+)
 # cgroup v1 mounts one directory per controller under sys/fs/cgroup.
 _V1_CONTROLLERS = frozenset({"cpu", "cpuacct", "cpuset", "memory", "blkio", "devices", "pids", "freezer"})
 
@@ -36,6 +43,24 @@ _XID = re.compile(
 )
 _TIMESTAMP = re.compile(r"^\[\s*(?P<time>[^\]]+?)\s*\]")
 _LSMOD_HEADER = re.compile(r"^Module\s+Size\s+Used by\s*$")
+
+
+def parse_service_states(units: tuple[str, ...], text: str) -> dict[str, str]:
+    """Map each unit to its `systemctl is-active` state (one line per unit, in order).
+
+    `unknown` means systemd has no such unit; it is kept, so "not installed" is visible.
+
+    Raises:
+        FactsError: fewer lines than units, or a line that is not a unit state.
+    """
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if len(lines) < len(units):
+        raise FactsError(f"systemctl is-active: {len(units)} units asked, {len(lines)} states printed")
+    states = dict(zip(units, lines, strict=False))
+    for unit, state in states.items():
+        if state not in _SERVICE_STATES:
+            raise FactsError(f"systemctl is-active: {unit}: unexpected state {state!r}")
+    return states
 
 
 def parse_uname(text: str) -> str:
@@ -191,10 +216,18 @@ def gather_os(source: Source) -> dict[str, Any]:
     if xid_events is not None:
         sources.append("dmesg")
 
+    # is-active exits non-zero when any unit is not active; the states are still printed.
+    services: dict[str, str] | None = None
+    states = source.run(SERVICES_ARGV)
+    if not states.missing and states.stdout.strip():
+        services = parse_service_states(SERVICES_ARGV[2:], states.stdout)
+        sources.append("systemctl is-active")
+
     return {
         "available": True,
         "sources": sources,
         "kernel": kernel,
+        "services": services,
         "distribution": distribution,
         "cgroup_version": cgroup,
         "secure_boot": secure_boot,

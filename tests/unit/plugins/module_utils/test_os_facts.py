@@ -14,6 +14,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils._os_facts import
     parse_lsmod,
     parse_os_release,
     parse_sb_state,
+    parse_service_states,
     parse_uname,
     parse_xid_events,
 )
@@ -196,3 +197,30 @@ def test_parse_os_release_removes_quotes() -> None:
         "24.04",
         "Ubuntu 24.04.3 LTS",
     )
+
+
+def test_parse_service_states_maps_units_in_order() -> None:
+    units = ("nvidia-fabricmanager", "nvidia-persistenced", "containerd", "kubelet")
+    # What systemctl prints on an HGX node before kubeadm join: one state per unit, in order.
+    text = "active\nactive\ninactive\nunknown\n"
+    assert parse_service_states(units, text) == {
+        "nvidia-fabricmanager": "active",
+        "nvidia-persistenced": "active",
+        "containerd": "inactive",
+        "kubelet": "unknown",
+    }
+
+
+def test_parse_service_states_short_output_raises() -> None:
+    with pytest.raises(FactsError, match="2 units asked, 1 states printed"):
+        parse_service_states(("a", "b"), "active\n")
+
+
+def test_parse_service_states_garbage_state_raises() -> None:
+    with pytest.raises(FactsError, match="unexpected state"):
+        parse_service_states(("a",), "Failed to connect to bus: No such file or directory\n")
+
+
+def test_gather_os_h200x1_has_no_service_facts(h200x1: Path) -> None:
+    # The H200 capture predates the systemctl entry: services are unknown, not "inactive".
+    assert gather_os(CaptureSource(h200x1))["services"] is None
