@@ -18,6 +18,13 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"real captures not found at {FIXTURES}: check out ../shared beside the repo")
 
 
+@pytest.fixture(autouse=True)
+def _private_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keep every test's inventory DB and run artifacts out of the user's home and the repo."""
+    monkeypatch.setenv("GPURACK_DB", str(tmp_path / "gpurack-state" / "inventory.db"))
+    monkeypatch.setenv("GPURACK_STATE_DIR", str(tmp_path / "gpurack-state"))
+
+
 @pytest.fixture
 def h200x1() -> Path:
     """The real 1x H200 capture bundle (read-only: copy it with shutil.copytree to edit)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -150,3 +151,37 @@ def test_validate_unknown_tier_exits_64(capsys: pytest.CaptureFixture[str], h200
     result = invoke(capsys, "validate", "--from-capture", h200x1, "--tier", "ludicrous")
     assert result.code == 64
     assert "Traceback" not in result.err
+
+
+def test_validate_records_capture_runs_and_diff_explains_a_swapped_gpu(
+    capsys: pytest.CaptureFixture[str], h200x1: Path, tmp_path: Path
+) -> None:
+    expect = _expect(tmp_path, MATCHING)
+    first = invoke(capsys, "validate", "--from-capture", h200x1, "--expect", expect)
+    assert first.code == 0, first.err
+    # The same server a week later, with its GPU replaced: a copy of the capture whose
+    # serial (XML and text) is changed, everything else as captured.
+    swapped = tmp_path / "h200x1-swapped"
+    shutil.copytree(h200x1, swapped)
+    for name in ("nvidia-smi-q.xml", "nvidia-smi-q.txt"):
+        path = swapped / name
+        path.chmod(0o644)
+        path.write_text(path.read_text().replace("1654924064277", "1654924069999"))
+    second = invoke(capsys, "validate", "--from-capture", swapped, "--expect", expect)
+    assert second.code == 0, second.err
+
+    history = invoke(capsys, "inventory", "history", "vm", "--json")
+    runs = json.loads(history.out)["runs"]
+    assert [r["source"] for r in runs] == [f"capture:{h200x1}", f"capture:{swapped}"]
+    diff = invoke(capsys, "inventory", "diff", "vm")
+    assert diff.code == 0, diff.err
+    assert "was swapped: serial 1654924064277 -> 1654924069999" in diff.out
+
+
+def test_validate_no_record_leaves_inventory_empty(
+    capsys: pytest.CaptureFixture[str], h200x1: Path, tmp_path: Path
+) -> None:
+    result = invoke(capsys, "validate", "--from-capture", h200x1, "--no-record")
+    assert result.code == 0, result.err
+    listing = invoke(capsys, "inventory", "list", "--json")
+    assert json.loads(listing.out) == []

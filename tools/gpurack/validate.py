@@ -12,6 +12,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils._checks import r
 
 from gpurack import config, facts, render
 from gpurack.errors import ExitCode
+from gpurack.inventory import NodeRecord, RunRecord, open_store
 
 SCHEMA_VERSION = 1
 TIERS = ("quick", "standard", "burn-in")
@@ -54,6 +55,27 @@ def validate(node: facts.NodeFacts, expect: dict[str, Any], tier: str) -> Valida
     return Validation(node=node, tier=tier, results=results, summary=dict(summarise(list(results))))
 
 
+def record(validation: Validation, pool: dict[str, Any], db: str | None) -> int:
+    """Keep the node's facts and verdicts in the inventory DB; return the run id.
+
+    Captures are recorded as `capture:<path>`, so history says which verdicts came from a
+    bundle rather than from the machine itself.
+    """
+    origin = validation.node.origin
+    source = f"capture:{origin.path}" if origin.kind == "capture" else "local"
+    node = NodeRecord(
+        host=validation.node.host,
+        pool=pool.get("name"),
+        source=source,
+        facts=validation.node.facts,
+        labels=validation.node.labels,
+        results=validation.results,
+    )
+    status = "failed" if validation.exit_code else "successful"
+    with open_store(db) as store:
+        return store.record(RunRecord(kind="validate", source=source, status=status), [node])
+
+
 def write_reports(validation: Validation, folder: Path) -> tuple[Path, ...]:
     """Write the JSON and Markdown reports into `folder`; return their paths."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -72,6 +94,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--tier", choices=TIERS, default="quick", help="check level to run (default quick)")
     parser.add_argument("--json", action="store_true", help="print the machine-readable result")
     parser.add_argument("--output", type=Path, metavar="DIR", help=f"write {REPORT_JSON}, {REPORT_MD}")
+    parser.add_argument(
+        "--db", metavar="URL", help="inventory database (default: $GPURACK_DB, else the SQLite file)"
+    )
+    parser.add_argument("--no-record", action="store_true", help="do not keep the result in the inventory")
     parser.set_defaults(handler=handle)
 
 
@@ -79,8 +105,11 @@ def handle(args: argparse.Namespace) -> int:
     """Run `gpurack validate`; the exit code says pass (0) or fail (1)."""
     # Expectations are checked before any hardware is read: a typo is a usage error, not a verdict.
     expect = config.load_expect(args.expect)
-    node = facts.read_node(facts.origin_from_args(args), config.load_pool(args.pool))
+    pool = config.load_pool(args.pool)
+    node = facts.read_node(facts.origin_from_args(args), pool)
     validation = validate(node, expect, args.tier)
+    if not args.no_record:
+        record(validation, pool, args.db)
     if args.output is not None:
         write_reports(validation, args.output)
     if args.json:
