@@ -15,6 +15,8 @@ import ansible_runner
 
 from gpurack import project, render
 from gpurack.errors import ExitCode, InterruptedRunError, UsageError
+from gpurack.harvest import harvest
+from gpurack.inventory import RunRecord, open_store
 
 EventKind = Literal["play", "task", "ok", "changed", "failed", "ignored", "unreachable", "skipped"]
 Status = Literal["successful", "failed", "timeout", "canceled"]
@@ -252,6 +254,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("-t", "--tags", help="only run tasks with these tags")
     parser.add_argument("-e", "--extra-vars", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--json", action="store_true", help="print the result as JSON instead of a recap")
+    parser.add_argument(
+        "--db", metavar="URL", help="inventory database (default: $GPURACK_DB, else the SQLite file)"
+    )
+    parser.add_argument("--no-record", action="store_true", help="do not keep host facts in the inventory")
     parser.set_defaults(handler=handle)
 
 
@@ -273,7 +279,19 @@ def handle(args: argparse.Namespace) -> int:
     else:
         result = run_playbook(request, runs_dir, render.task_event)
         render.run_recap(result)
+    if not args.no_record:
+        record(result, request, args.db)
     return result.exit_code
+
+
+def record(result: RunResult, request: RunRequest, db: str | None) -> int | None:
+    """Keep what each host showed in the inventory DB; None when no host returned gpurack facts."""
+    nodes = harvest(result.artifact_dir)
+    if not nodes:
+        return None
+    run = RunRecord(kind="run", source="ansible", playbook=request.playbook.name, status=result.status)
+    with open_store(db) as store:
+        return store.record(run, nodes)
 
 
 def result_dict(result: RunResult) -> dict[str, Any]:
