@@ -29,6 +29,8 @@ MODULES: tuple[str, ...] = ("nouveau", "nvidia", "nvidia_peermem")
 SERVICES_ARGV: tuple[str, ...] = next(
     c.argv for c in CAPTURE_COMMANDS if c.filename == "systemctl-is-active.txt"
 )
+# What systemctl prints when it cannot ask systemd (not booted with systemd, no D-Bus).
+_SYSTEMD_DOWN = ("System has not been booted with systemd", "Failed to connect to bus")
 _SERVICE_STATES = frozenset(
     {"active", "inactive", "failed", "activating", "deactivating", "reloading", "unknown"}
 )
@@ -61,6 +63,17 @@ def parse_service_states(units: tuple[str, ...], text: str) -> dict[str, str]:
         if state not in _SERVICE_STATES:
             raise FactsError(f"systemctl is-active: {unit}: unexpected state {state!r}")
     return states
+
+
+def _services(source: Source, sources: list[str]) -> dict[str, str] | None:
+    """Unit states, or None where systemd is not PID 1 (containers, chroots) or absent."""
+    states = source.run(SERVICES_ARGV)
+    printed = states.stdout + states.stderr
+    # is-active exits non-zero when any unit is not active; the states are still printed.
+    if states.missing or not printed.strip() or any(m in printed for m in _SYSTEMD_DOWN):
+        return None
+    sources.append("systemctl is-active")
+    return parse_service_states(SERVICES_ARGV[2:], states.stdout)
 
 
 def parse_uname(text: str) -> str:
@@ -216,12 +229,7 @@ def gather_os(source: Source) -> dict[str, Any]:
     if xid_events is not None:
         sources.append("dmesg")
 
-    # is-active exits non-zero when any unit is not active; the states are still printed.
-    services: dict[str, str] | None = None
-    states = source.run(SERVICES_ARGV)
-    if not states.missing and states.stdout.strip():
-        services = parse_service_states(SERVICES_ARGV[2:], states.stdout)
-        sources.append("systemctl is-active")
+    services = _services(source, sources)
 
     return {
         "available": True,

@@ -224,3 +224,18 @@ def test_parse_service_states_garbage_state_raises() -> None:
 def test_gather_os_h200x1_has_no_service_facts(h200x1: Path) -> None:
     # The H200 capture predates the systemctl entry: services are unknown, not "inactive".
     assert gather_os(CaptureSource(h200x1))["services"] is None
+
+
+def test_gather_os_without_systemd_has_unknown_services(tmp_path: Path) -> None:
+    # What a Docker container without systemd as PID 1 answers (seen on the build machine).
+    def runner(argv: Sequence[str]) -> CommandOutput:
+        if argv[0] == "systemctl":
+            return CommandOutput(
+                rc=1,
+                stdout="",
+                stderr="System has not been booted with systemd as init system (PID 1). Can't operate.\\n"
+                "Failed to connect to bus: Host is down\\n",
+            )
+        return CommandOutput(rc=RC_NOT_FOUND, stdout="")
+
+    assert gather_os(LiveSource(runner, tmp_path))["services"] is None
