@@ -233,8 +233,8 @@ def test_gather_os_without_systemd_has_unknown_services(tmp_path: Path) -> None:
             return CommandOutput(
                 rc=1,
                 stdout="",
-                stderr="System has not been booted with systemd as init system (PID 1). Can't operate.\\n"
-                "Failed to connect to bus: Host is down\\n",
+                stderr="System has not been booted with systemd as init system (PID 1). Can't operate.\n"
+                "Failed to connect to bus: Host is down\n",
             )
         return CommandOutput(rc=RC_NOT_FOUND, stdout="")
 
