@@ -185,3 +185,35 @@ def test_validate_no_record_leaves_inventory_empty(
     assert result.code == 0, result.err
     listing = invoke(capsys, "inventory", "list", "--json")
     assert json.loads(listing.out) == []
+
+
+def test_validate_measured_tier_on_a_capture_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], h200x1: Path
+) -> None:
+    result = invoke(capsys, "validate", "--from-capture", h200x1, "--tier", "standard")
+    assert result.code == 64
+    assert "use --local" in result.err
+    assert "Traceback" not in result.err
+
+
+def test_validate_local_standard_without_torch_skips_each_measurement_with_reason(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # The CI machine and .venv have no PyTorch: the measured checks must say so, not pass.
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        pytest.skip("PyTorch is installed here; the GPU path is covered by tests/cli/test_gpubench.py -m gpu")
+    result = invoke(capsys, "validate", "--local", "--tier", "standard", "--no-record", "--json")
+    document = json.loads(result.out)
+    measured = {r["id"]: r for r in document["results"] if r["tier"] == "standard"}
+    assert set(measured) >= {
+        "gpu.h2d_bandwidth",
+        "gpu.d2d_bandwidth",
+        "gpu.bf16_matmul",
+        "gpu.allreduce_busbw",
+    }
+    assert {r["verdict"] for r in measured.values()} == {"skip"}
+    assert all("PyTorch not installed" in r["reason"] for r in measured.values())

@@ -101,6 +101,19 @@ def progress(label: str, total: int) -> Iterator[Callable[[str], None]]:
         bar.update(task, completed=total)
 
 
+@contextmanager
+def status(label: str) -> Iterator[Callable[[str], None]]:
+    """A spinner on stderr for a long step; yields say(message) to update it and log the line."""
+    console = Console(file=sys.stderr, highlight=False, markup=False)
+    with console.status(label) as spinner:
+
+        def say(message: str) -> None:
+            spinner.update(f"{label}: {message}")
+            console.log(message)
+
+        yield say
+
+
 def capture_summary(result: CaptureResult) -> None:
     """Table of the commands a capture ran, then where it went."""
     table = Table(title=f"capture of {result.host}", show_lines=False)
@@ -199,18 +212,25 @@ def _pairs_table(title: str, pairs: Mapping[str, Any]) -> Table:
 def results_table(host: str, results: Sequence[Mapping[str, Any]], summary: Mapping[str, Any]) -> None:
     """Check results (failures first), what to do about each failure, the skips, then the verdict."""
     ordered = sort_results(results)
-    table = _table(f"validation of {host}", "verdict", "check", "component", "measured", "expected")
+    # Measured tiers report each figure as a share of its limit; facts-only checks have none.
+    measured = any(r.get("percent") is not None for r in ordered)
+    columns = ["verdict", "check", "component", "measured", "expected"] + (["% of limit"] if measured else [])
+    table = _table(f"validation of {host}", *columns)
     for result in ordered:
         verdict = str(result.get("verdict", ""))
         if verdict == "skip":
             continue
-        table.add_row(
+        row: list[Text | str] = [
             Text(verdict, style=VERDICT_STYLE.get(verdict, "")),
             _text(result.get("title") or result.get("id")),
             _text(result.get("component")),
             _with_unit(result.get("measured"), result.get("unit")),
             _with_unit(result.get("expected"), result.get("unit")),
-        )
+        ]
+        if measured:
+            percent = result.get("percent")
+            row.append(f"{percent:.1f} %" if isinstance(percent, int | float) else "")
+        table.add_row(*row)
     console = _console()
     console.print(table)
     for result in ordered:

@@ -11,11 +11,13 @@ from typing import Any
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._checks import run_checks, summarise
 
 from gpurack import config, facts, render
-from gpurack.errors import ExitCode
+from gpurack.errors import ExitCode, UsageError
+from gpurack.gpubench import tier as measured_tier
 from gpurack.inventory import NodeRecord, RunRecord, open_store
 
 SCHEMA_VERSION = 1
 TIERS = ("quick", "standard", "burn-in")
+DEFAULT_BURN_IN_S = 600.0
 REPORT_JSON = "validation.json"
 REPORT_MD = "validation.md"
 
@@ -49,10 +51,35 @@ class Validation:
         }
 
 
-def validate(node: facts.NodeFacts, expect: dict[str, Any], tier: str) -> Validation:
-    """Run the checks of `tier` over the node's facts against `expect`."""
-    results = tuple(run_checks(node.facts, expect, tier=tier))
-    return Validation(node=node, tier=tier, results=results, summary=dict(summarise(list(results))))
+def validate(
+    node: facts.NodeFacts, expect: dict[str, Any], tier: str, *, burn_in_s: float = DEFAULT_BURN_IN_S
+) -> Validation:
+    """Run the checks of `tier` over the node's facts against `expect`.
+
+    The quick checks read facts only; standard and burn-in add measurements, which need the
+    machine itself, so they run only for `--local`.
+
+    Raises:
+        UsageError: a measured tier was asked of a capture.
+    """
+    results = list(run_checks(node.facts, expect, tier="quick"))
+    if tier != "quick":
+        if node.origin.kind != "local":
+            raise UsageError(f"--tier {tier} measures the GPUs of this machine: use --local, not a capture")
+        results += _measure(node, tier, burn_in_s)
+    return Validation(node=node, tier=tier, results=tuple(results), summary=dict(summarise(results)))
+
+
+def _measure(node: facts.NodeFacts, tier: str, burn_in_s: float) -> list[dict[str, Any]]:
+    """Standard or burn-in measurements; counters are re-read afterwards to find what rose."""
+
+    def gather() -> dict[str, Any]:
+        return dict(facts.read_node(node.origin, {}).facts)
+
+    with render.status(f"{tier} tier on {node.host}") as say:
+        if tier == "standard":
+            return measured_tier.run_standard(node.facts, gather, say)
+        return measured_tier.run_burn_in(burn_in_s, node.facts, gather, say)
 
 
 def record(validation: Validation, pool: dict[str, Any], db: str | None) -> int:
@@ -92,6 +119,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     facts.add_origin_arguments(parser)
     parser.add_argument("--expect", type=Path, metavar="FILE", help="gpurack_expect YAML or group_vars")
     parser.add_argument("--tier", choices=TIERS, default="quick", help="check level to run (default quick)")
+    parser.add_argument(
+        "--duration",
+        type=float,
+        default=DEFAULT_BURN_IN_S,
+        metavar="SECONDS",
+        help=f"burn-in length (default {DEFAULT_BURN_IN_S:g})",
+    )
     parser.add_argument("--json", action="store_true", help="print the machine-readable result")
     parser.add_argument("--output", type=Path, metavar="DIR", help=f"write {REPORT_JSON}, {REPORT_MD}")
     parser.add_argument(
@@ -107,7 +141,7 @@ def handle(args: argparse.Namespace) -> int:
     expect = config.load_expect(args.expect)
     pool = config.load_pool(args.pool)
     node = facts.read_node(facts.origin_from_args(args), pool)
-    validation = validate(node, expect, args.tier)
+    validation = validate(node, expect, args.tier, burn_in_s=args.duration)
     if not args.no_record:
         record(validation, pool, args.db)
     if args.output is not None:
