@@ -11,8 +11,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-import ansible_runner
-
 from gpurack import project, render
 from gpurack.errors import ExitCode, InterruptedRunError, UsageError
 from gpurack.harvest import harvest
@@ -88,6 +86,9 @@ def run_playbook(request: RunRequest, runs_dir: Path, on_event: OnEvent | None =
         InterruptedRunError: the run was cancelled (Ctrl-C).
     """
     private_dir = _new_run_dir(runs_dir)
+    # Imported here: capture, facts and validate must run on nodes that carry no ansible-runner.
+    import ansible_runner  # noqa: PLC0415
+
     runner = ansible_runner.run(
         private_data_dir=str(private_dir),
         playbook=str(request.playbook),
