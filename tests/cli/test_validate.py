@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cli_helpers import invoke, truncated_copy
@@ -217,3 +218,26 @@ def test_validate_local_standard_without_torch_skips_each_measurement_with_reaso
     }
     assert {r["verdict"] for r in measured.values()} == {"skip"}
     assert all("PyTorch not installed" in r["reason"] for r in measured.values())
+
+
+def test_validate_standard_gather_rereads_facts_after_the_run(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The measured tier re-reads the node's facts to compare counters; a stand-in for the
+    # GPU measurements (there is no GPU here) calls that re-read exactly as run_standard does.
+    from gpurack import validate
+    from gpurack.gpubench import tier
+
+    seen: list[set[str]] = []
+
+    def fake_run_standard(before: Any, gather: Any, progress: Any = None) -> list[dict[str, Any]]:
+        seen.append(set(gather()))
+        return []
+
+    monkeypatch.setattr(tier, "run_standard", fake_run_standard)
+    result = invoke(capsys, "validate", "--local", "--tier", "standard", "--no-record")
+    assert result.code == 0, result.err
+    assert seen == [
+        {"gpurack_gpu", "gpurack_pci", "gpurack_numa", "gpurack_nic", "gpurack_nvme", "gpurack_os"}
+    ]
+    assert validate.measured_tier is tier

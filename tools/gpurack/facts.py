@@ -64,13 +64,23 @@ def read_node(origin: Origin, pool: dict[str, Any]) -> NodeFacts:
         UsageError: the capture folder does not exist.
         NotAssessedError: the folder is not a capture, or its contents are malformed or truncated.
     """
+    facts = gather(origin)
+    return NodeFacts(host=_host(origin), origin=origin, facts=facts, labels=node_labels(facts, pool))
+
+
+def gather(origin: Origin) -> Facts:
+    """Every `gpurack_*` fact of the node at `origin` (no labels).
+
+    Raises:
+        UsageError: the capture folder does not exist.
+        NotAssessedError: the folder is not a capture, or its contents are malformed or truncated.
+    """
     source = _open(origin)
     try:
-        facts = gather_all(source)
+        return gather_all(source)
     except (FactsError, CaptureError) as exc:
         message = str(exc) if source.description in str(exc) else f"{source.description}: {exc}"
         raise NotAssessedError(f"could not assess {message}") from exc
-    return NodeFacts(host=_host(origin), origin=origin, facts=facts, labels=node_labels(facts, pool))
 
 
 def _open(origin: Origin) -> Source:

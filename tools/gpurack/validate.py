@@ -74,7 +74,7 @@ def _measure(node: facts.NodeFacts, tier: str, burn_in_s: float) -> list[dict[st
     """Standard or burn-in measurements; counters are re-read afterwards to find what rose."""
 
     def gather() -> dict[str, Any]:
-        return dict(facts.read_node(node.origin, {}).facts)
+        return dict(facts.gather(node.origin))
 
     with render.status(f"{tier} tier on {node.host}") as say:
         if tier == "standard":
