@@ -225,7 +225,6 @@ def test_validate_standard_gather_rereads_facts_after_the_run(
 ) -> None:
     # The measured tier re-reads the node's facts to compare counters; a stand-in for the
     # GPU measurements (there is no GPU here) calls that re-read exactly as run_standard does.
-    from gpurack import validate
     from gpurack.gpubench import tier
 
     seen: list[set[str]] = []
@@ -240,4 +239,3 @@ def test_validate_standard_gather_rereads_facts_after_the_run(
     assert seen == [
         {"gpurack_gpu", "gpurack_pci", "gpurack_numa", "gpurack_nic", "gpurack_nvme", "gpurack_os"}
     ]
-    assert validate.measured_tier is tier
