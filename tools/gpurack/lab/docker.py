@@ -1,0 +1,220 @@
+"""The Docker engine, through the `docker` CLI with argv lists: the only lab module that runs it."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from gpurack.errors import ExitCode, GpurackError
+
+# Every lab object carries this label; removal only ever touches objects that have it.
+LABEL = "io.gpurack.lab"
+DOCKERD_LOG = Path("/var/log/gpurack-dockerd.log")  # the same log tools/molecule.sh uses
+IMAGE_REPO = "gpurack-node"
+
+# systemd as PID 1 on these machines (shared/notes/lab-host-facts.md): --privileged fails
+# because the bounding set lacks CAP_SYS_RESOURCE, so take every other capability instead.
+SYSTEMD_FLAGS: tuple[str, ...] = (
+    "--cap-add", "ALL", "--cap-drop", "SYS_RESOURCE",
+    "--security-opt", "seccomp=unconfined", "--security-opt", "apparmor=unconfined",
+    "--security-opt", "systempaths=unconfined", "--device-cgroup-rule", "a *:* rwm",
+    "--cgroupns=private", "--tmpfs", "/run", "--tmpfs", "/run/lock", "--tmpfs", "/tmp",
+    "--stop-signal", "SIGRTMIN+3",
+)  # fmt: skip
+
+
+class DockerError(GpurackError):
+    """A docker command failed; the message names the command and Docker's own error."""
+
+    code = ExitCode.FAILED
+
+
+@dataclass(frozen=True, slots=True)
+class Container:
+    """A lab container as Docker sees it."""
+
+    name: str
+    state: str  # running | exited | created ...
+    ip: str | None
+
+
+def _run(
+    args: Sequence[str], *, check: bool = True, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    try:
+        done = subprocess.run(["docker", *args], capture_output=True, text=True, timeout=timeout, check=False)
+    except FileNotFoundError as exc:
+        raise DockerError("docker is not installed (apt-get install docker.io)") from exc
+    except subprocess.TimeoutExpired as exc:
+        raise DockerError(f"docker {' '.join(args[:2])} did not finish within {timeout:.0f} s") from exc
+    if check and done.returncode != 0:
+        stderr = done.stderr.strip().splitlines()
+        raise DockerError(
+            f"docker {' '.join(args[:2])} failed: {stderr[-1] if stderr else f'rc {done.returncode}'}"
+        )
+    return done
+
+
+def engine_ready() -> bool:
+    """True when a Docker daemon answers."""
+    try:
+        return _run(["info", "--format", "{{.ServerVersion}}"], check=False, timeout=30).returncode == 0
+    except DockerError:
+        return False
+
+
+def ensure_engine(wait_s: float = 60) -> str:
+    """Make sure a Docker daemon runs: install docker.io and start dockerd when needed; say what was done.
+
+    Raises:
+        DockerError: not root, the install failed, or dockerd did not answer in time.
+    """
+    if engine_ready():
+        return "running"
+    if os.geteuid() != 0:
+        raise DockerError("Docker is not running and starting it needs root")
+    action = "started"
+    if shutil.which("dockerd") is None or shutil.which("docker") is None:
+        _apt_install("docker.io")
+        action = "installed and started"
+    with DOCKERD_LOG.open("ab") as log:
+        # setsid: dockerd outlives this command, like `setsid dockerd &` in tools/molecule.sh.
+        subprocess.Popen(
+            ["dockerd"], stdout=log, stderr=log, stdin=subprocess.DEVNULL, start_new_session=True
+        )
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        if engine_ready():
+            return action
+        time.sleep(1)
+    raise DockerError(f"dockerd did not answer within {wait_s:.0f} s (see {DOCKERD_LOG})")
+
+
+def _apt_install(*packages: str) -> None:
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    for argv in (["apt-get", "update", "-q"], ["apt-get", "install", "-y", "-q", *packages]):
+        done = subprocess.run(argv, capture_output=True, text=True, env=env, check=False)
+        if done.returncode != 0:
+            tail = (done.stderr.strip().splitlines() or [f"rc {done.returncode}"])[-1]
+            raise DockerError(f"{' '.join(argv[:2])} {' '.join(packages)} failed: {tail}")
+
+
+def image_tag(build_script: Path) -> str:
+    """The content-hash tag build-node-image.sh gives the image it builds from this script."""
+    digest = hashlib.sha256(build_script.read_bytes()).hexdigest()[:12]
+    return f"{os.environ.get('GPURACK_NODE_IMAGE_REPO', IMAGE_REPO)}:{digest}"
+
+
+def image_exists(tag: str) -> bool:
+    """True when the image is in the local store."""
+    return _run(["image", "inspect", tag], check=False).returncode == 0
+
+
+def ensure_image(build_script: Path) -> tuple[str, bool]:
+    """Build the node image unless its content-hash tag exists; return (tag, was cached).
+
+    Raises:
+        DockerError: the build failed (its last output line is in the message).
+    """
+    tag = image_tag(build_script)
+    if image_exists(tag):
+        return tag, True
+    if shutil.which("debootstrap") is None:
+        _apt_install("debootstrap")
+    done = subprocess.run([str(build_script)], capture_output=True, text=True, check=False)
+    if done.returncode != 0 or not image_exists(tag):
+        tail = ((done.stderr or done.stdout).strip().splitlines() or [f"rc {done.returncode}"])[-1]
+        raise DockerError(f"building the node image failed: {tail}")
+    return tag, False
+
+
+def remove_image(tag: str) -> None:
+    """Remove a node image tag (lab down --purge)."""
+    _run(["image", "rm", tag], check=False)
+
+
+def network_exists(name: str) -> bool:
+    """True when a network of that name exists."""
+    return _run(["network", "inspect", name], check=False).returncode == 0
+
+
+def create_network(name: str, subnet: str, gateway: str) -> None:
+    """A user-defined bridge with a fixed subnet, labelled as the lab's.
+
+    Raises:
+        DockerError: e.g. the subnet overlaps another network.
+    """
+    _run(["network", "create", "--driver", "bridge", "--subnet", subnet, "--gateway", gateway,
+          "--label", LABEL, name])  # fmt: skip
+
+
+def remove_network(name: str) -> None:
+    """Remove the lab network if it exists and carries the lab label."""
+    done = _run(["network", "inspect", "--format", "{{json .Labels}}", name], check=False)
+    if done.returncode == 0 and LABEL in (json.loads(done.stdout) or {}):
+        _run(["network", "rm", name])
+
+
+def run_container(
+    name: str,
+    image: str,
+    *,
+    network: str,
+    ip: str,
+    memory: str,
+    devices: Sequence[tuple[str, str]] = (),
+) -> None:
+    """Start a systemd container with its own hostname, fixed IP and memory limit.
+
+    Raises:
+        DockerError: docker run failed.
+    """
+    args = ["run", "--detach", "--name", name, "--hostname", name, "--label", LABEL,
+            "--network", network, "--ip", ip, "--memory", memory, "--memory-swap", memory,
+            *SYSTEMD_FLAGS]  # fmt: skip
+    for host_path, container_path in devices:
+        args += ["--device", f"{host_path}:{container_path}"]
+    _run([*args, image])
+
+
+def lab_containers() -> list[Container]:
+    """Every container carrying the lab label, running or not."""
+    names = _run(["ps", "--all", "--filter", f"label={LABEL}", "--format", "{{.Names}}"]).stdout.split()
+    if not names:
+        return []
+    fmt = "{{.Name}}|{{.State.Status}}|{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}"
+    out = _run(["inspect", "--format", fmt, *names]).stdout
+    found = []
+    for line in out.splitlines():
+        name, state, ip = line.split("|")
+        found.append(Container(name.lstrip("/"), state, ip or None))
+    return found
+
+
+def remove_container(name: str) -> None:
+    """Force-remove a container, only if it carries the lab label."""
+    done = _run(["inspect", "--format", f'{{{{index .Config.Labels "{LABEL}"}}}}', name], check=False)
+    if done.returncode == 0 and done.stdout.strip() != "<no value>":
+        _run(["rm", "--force", "--volumes", name], timeout=180)
+
+
+def exec_in(name: str, argv: Sequence[str], *, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """Run a command in a container as root.
+
+    Raises:
+        DockerError: with check, the command failed.
+    """
+    return _run(["exec", name, *argv], check=check)
+
+
+def copy_into(name: str, src: Path, dest: str) -> None:
+    """Copy a file, or a folder's contents (`src/.`), into a container path."""
+    source = f"{src}/." if src.is_dir() else str(src)
+    _run(["cp", source, f"{name}:{dest}"])
