@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._checks import run_checks, summarise
@@ -75,8 +76,6 @@ def test_run_checks_h200x4_passes_an_nvlink_pool() -> None:
 
 
 def test_run_checks_h200x4_inactive_link_fails_that_gpu(tmp_path: Path) -> None:
-    import shutil
-
     copy = tmp_path / "h200x4"
     shutil.copytree(H200X4, copy)
     status = copy / "nvidia-smi-nvlink-s.txt"
