@@ -1,0 +1,106 @@
+"""End to end: bring the lab up, preflight (and prepare) over SSH, tear it down, nothing left."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from gpurack import cli
+from gpurack.lab import disks, docker, rack
+from gpurack.lab.state import NETWORK, lab_dir, load
+
+pytestmark = pytest.mark.lab
+
+
+def _docker_unusable() -> str | None:
+    """Why Docker cannot run here at all, or None when `lab up` can use or start it."""
+    if docker.engine_ready():
+        return None
+    if os.geteuid() != 0:
+        return "no Docker daemon answers and starting one needs root"
+    if shutil.which("dockerd") is None and shutil.which("apt-get") is None:
+        return "no dockerd and no apt-get to install docker.io"
+    return None
+
+
+def _json_run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, Any]]:
+    code = cli.main([*argv, "--json"])
+    out = capsys.readouterr().out
+    return code, json.loads(out[out.index("{") :])
+
+
+def _ssh(host: str, command: str) -> subprocess.CompletedProcess[str]:
+    state = load(rack.state_file())
+    assert state is not None
+    target = state.host(host)
+    assert target is not None
+    argv = rack.ssh_argv(target, state.key, [command], batch=True)
+    return subprocess.run(argv, capture_output=True, text=True, check=False, timeout=60)
+
+
+def test_lab_up_preflight_prepare_down_leaves_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reason = _docker_unusable()
+    if reason:
+        pytest.skip(f"Docker cannot run on this machine: {reason}")
+    if docker.lab_containers():
+        pytest.fail("a lab is already running on this machine; run 'gpurack lab down' first")
+    inventory = str(rack.hosts_file().parent)
+    reports = tmp_path / "reports"
+    try:
+        up = ["lab", "up", "--workers", "2", "--profile", "hgx-h100x8-ib", "--fault", "ib-port-down@lab-w2"]
+        assert cli.main(up) == 0
+        assert cli.main(up) == 0, "a second lab up must report the running lab"
+        assert "lab already up" in capsys.readouterr().out
+
+        assert _ssh("lab-w1", "hostname").stdout.strip() == "lab-w1"
+        smi = _ssh("lab-w1", "nvidia-smi -q")
+        assert smi.returncode == 0
+        assert "Attached GPUs                             : 8" in smi.stdout
+        assert _ssh("lab-w2", "nvidia-smi dmon").returncode == 2
+        assert _ssh("lab-w2", "test -b /dev/nvme0n1 && test -b /dev/nvme1n1").returncode == 0
+
+        code, result = _json_run(
+            ["run", "preflight", "-i", inventory, "-e", f"preflight_report_dir={reports}"], capsys
+        )
+        assert code == 1, result
+        healthy = json.loads((reports / "lab-w1.json").read_text())
+        faulty = json.loads((reports / "lab-w2.json").read_text())
+        # The real HGX capture warns (clock slowdown reasons, non-GPU links below their maximum);
+        # warnings do not fail preflight in the lab's pools (preflight_fail_on_warn: false).
+        assert healthy["summary"]["verdict"] in {"pass", "warn"}
+        assert healthy["summary"]["fail"] == 0
+        assert [h["host"] for h in result["hosts"] if h["failed"]] == ["lab-w2"]
+        assert faulty["summary"]["verdict"] == "fail"
+        failed = [r for r in faulty["results"] if r["verdict"] == "fail"]
+        assert [r["id"] for r in failed] == ["rdma.ports.state"]
+        port = failed[0]
+        assert "mlx5_0" in f"{port['measured']} {port['reason']}"
+        assert port["expected"] is not None
+        assert port["remediation"]
+
+        if (Path(inventory).parents[1] / "playbooks" / "prepare.yml").is_file():
+            healthy_only = ["-l", "lab-w1"]
+            code, first = _json_run(["run", "prepare", "-i", inventory, *healthy_only], capsys)
+            assert code == 0, first
+            code, second = _json_run(["run", "prepare", "-i", inventory, *healthy_only], capsys)
+            assert code == 0, second
+            assert all(h["changed"] == 0 for h in second["hosts"]), second
+            assert _ssh("lab-w1", "findmnt -n /raid").returncode == 0
+    finally:
+        assert cli.main(["lab", "down"]) == 0
+
+    names = subprocess.run(
+        ["docker", "ps", "-a", "--format", "{{.Names}}"], capture_output=True, text=True, check=False
+    ).stdout
+    assert not [n for n in names.split() if n.startswith("lab-")]
+    assert not docker.network_exists(NETWORK)
+    assert disks.attached_under(lab_dir()) == {}
+    assert not lab_dir().exists()
+    assert not rack.hosts_file().exists()
