@@ -79,6 +79,7 @@ def test_plan_assigns_profiles_faults_and_addresses() -> None:
         (["lab", "up", "--workers", "0"], "--workers must be between 1 and 16"),
         (["lab", "up", "--fault", "gpu-missing@lab-w9"], "no worker lab-w9"),
         (["lab", "up", "--profile", "nope"], "unknown profile 'nope'"),
+        (["lab", "up", "--fault", "ib-port-down@lab-w1"], "no InfiniBand HCA"),
     ],
 )
 def test_lab_up_bad_arguments_exit_64_before_docker(

@@ -135,9 +135,23 @@ def ensure_image(build_script: Path) -> tuple[str, bool]:
     return tag, False
 
 
-def remove_image(tag: str) -> None:
-    """Remove a node image tag (lab down --purge)."""
+def purge_image(tag: str) -> list[str]:
+    """Remove the node image's content-hash tag, and its suite tag when no container uses it.
+
+    The suite tag (gpurack-node:bookworm) is shared with Molecule: it stays while any
+    container runs from the image. Returns the tags removed.
+    """
+    image_id = _run(["image", "inspect", "--format", "{{.Id}}", tag], check=False).stdout.strip()
+    if not image_id:
+        return []
+    removed = [tag]
     _run(["image", "rm", tag], check=False)
+    suite = f"{tag.split(':', 1)[0]}:bookworm"
+    same = _run(["image", "inspect", "--format", "{{.Id}}", suite], check=False).stdout.strip() == image_id
+    users = _run(["ps", "--all", "--quiet", "--filter", f"ancestor={image_id}"], check=False).stdout.split()
+    if same and not users and _run(["image", "rm", suite], check=False).returncode == 0:
+        removed.append(suite)
+    return removed
 
 
 def network_exists(name: str) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -69,7 +70,7 @@ class DownResult:
     containers: tuple[str, ...]
     network: bool
     loops: tuple[str, ...]
-    image: str | None
+    images: tuple[str, ...]
 
 
 def state_file() -> Path:
@@ -109,11 +110,27 @@ def plan(
     for i, profile in enumerate(assigned):
         name = worker_name(i + 1)
         own = tuple(f for f in parsed if f.host == name)
+        if own:
+            _try_faults(profile, own)
         host = LabHost(
             name, "worker", host_ip(i + 1), profile.name, profile.group, tuple(str(f) for f in own)
         )
         hosts.append((host, profile, own))
     return hosts
+
+
+def _try_faults(profile: profiles.Profile, own: tuple[faults.Fault, ...]) -> None:
+    """Apply faults to a scratch copy of the profile, so one that does not apply stops `up` early.
+
+    Raises:
+        FaultError: the profile lacks what the fault breaks.
+    """
+    with tempfile.TemporaryDirectory(prefix="gpurack-lab-") as scratch:
+        copy = profiles.assemble(
+            profile, Path(scratch) / "p", "ID=debian\n", "Linux lab 6.1.0 #1 SMP x86_64\n"
+        )
+        for fault in own:
+            faults.apply(fault, copy)
 
 
 def up(workers: int, profile_specs: Sequence[str], fault_specs: Sequence[str], step: Step) -> UpResult:
@@ -276,10 +293,7 @@ def teardown(purge: bool) -> DownResult:
     loops = tuple(disks.detach_under(root))
     shutil.rmtree(root, ignore_errors=True)
     hosts_file().unlink(missing_ok=True)
-    image = None
+    images: tuple[str, ...] = ()
     if purge and docker.engine_ready():
-        tag = docker.image_tag(build_script())
-        if docker.image_exists(tag):
-            docker.remove_image(tag)
-            image = tag
-    return DownResult(containers, network, loops, image)
+        images = tuple(docker.purge_image(docker.image_tag(build_script())))
+    return DownResult(containers, network, loops, images)

@@ -62,6 +62,6 @@ def down_summary(result: DownResult) -> None:
         f"{len(result.loops)} loop devices ({', '.join(result.loops) or 'none'})",
         "keys, profiles, disk files and inventory/lab/hosts.yml",
     ]
-    if result.image:
-        parts.append(f"image {result.image}")
+    if result.images:
+        parts.append(f"images {', '.join(result.images)}")
     _console().print("lab down: removed " + "; ".join(parts))
