@@ -15,9 +15,18 @@ from typing import Literal
 
 FormFactor = Literal["sxm", "pcie", "nvl", "superchip", "unknown"]
 
-# Effective PCIe payload rate per lane in GB/s after line encoding (8b/10b up to Gen2,
-# 128b/130b from Gen3): the ceiling a host-to-device copy can approach, not reach.
-_PCIE_LANE_GBPS: dict[int, float] = {1: 0.25, 2: 0.5, 3: 0.985, 4: 1.969, 5: 3.938, 6: 7.563}
+# Raw signalling rate per lane (GT/s) and the share of it that carries data, by PCIe generation:
+# 8b/10b up to Gen2, 128b/130b for Gen3-5 (PCI-SIG base specifications 1.1 to 5.0), and for
+# Gen6 the 242 of 256 FLIT bytes that are not FEC or CRC (PCIe 6.0 base specification).
+PCIE_RATES: dict[int, tuple[float, float]] = {
+    1: (2.5, 8 / 10),
+    2: (5.0, 8 / 10),
+    3: (8.0, 128 / 130),
+    4: (16.0, 128 / 130),
+    5: (32.0, 128 / 130),
+    6: (64.0, 242 / 256),
+}
+PCIE_SOURCE = "PCIe base specification: GT/s per lane x lanes x 128/130 line code / 8 bits, one direction"
 
 _DATASHEET_H200 = "NVIDIA H200 Tensor Core GPU datasheet (SXM column)"
 _DATASHEET_H200_NVL = "NVIDIA H200 Tensor Core GPU datasheet (NVL column)"
@@ -74,8 +83,11 @@ class GpuModel:
 
     @property
     def pcie_h2d_gbps(self) -> float | None:
-        """Ceiling of a host-to-device copy over the model's PCIe link, GB/s."""
-        return pcie_ceiling_gbps(self.pcie_gen, self.pcie_width)
+        """Ceiling of a host-to-device copy over the model's PCIe link, GB/s (None without a link)."""
+        gen, width = self.pcie_gen, self.pcie_width
+        if gen is None or width is None or gen not in PCIE_RATES or width <= 0:
+            return None
+        return round(pcie_ceiling_gbps(gen, width), 3)
 
     @property
     def nvlink_gbps_per_gpu(self) -> float | None:
@@ -89,11 +101,20 @@ class GpuModel:
         return self.provenance.get(limit, "not in the model table")
 
 
-def pcie_ceiling_gbps(gen: int | None, width: int | None) -> float | None:
-    """Payload ceiling of a PCIe link in GB/s per direction (Gen5 x16 is about 63)."""
-    if gen is None or width is None or gen not in _PCIE_LANE_GBPS:
-        return None
-    return round(_PCIE_LANE_GBPS[gen] * width, 1)
+def pcie_ceiling_gbps(gen: int, width: int) -> float:
+    """Raw one-direction PCIe data rate in GB/s (10^9 bytes): Gen5 x16 is 32 x 16 x 128/130 / 8 = 63.015.
+
+    The ceiling a host-to-device copy can approach, not reach.
+
+    Raises:
+        ValueError: the generation is not in PCIE_RATES or the width is not positive.
+    """
+    if gen not in PCIE_RATES:
+        raise ValueError(f"unknown PCIe generation {gen!r} (known: {sorted(PCIE_RATES)})")
+    if width <= 0:
+        raise ValueError(f"PCIe link width must be positive, got {width!r}")
+    gts, efficiency = PCIE_RATES[gen]
+    return gts * width * efficiency / 8
 
 
 def _prov(datasheet: str, memory: str, **extra: str) -> dict[str, str]:
@@ -104,7 +125,7 @@ def _prov(datasheet: str, memory: str, **extra: str) -> dict[str, str]:
         "nvlink": datasheet,
         "hbm_tbps": datasheet,
         "bf16_dense_tflops": f"{datasheet} (dense, half the sparsity figure)",
-        "pcie_h2d_gbps": "PCIe base spec: lane rate x width x 128b/130b",
+        "pcie_h2d_gbps": PCIE_SOURCE,
     }
     base.update(extra)
     return base

@@ -15,7 +15,10 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_models import find_model
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_models import (
+    find_model,
+    pcie_ceiling_gbps,
+)
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._node_facts import gather_all
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import CaptureSource
 from gpurack.gpubench import SAFE_ENV, allreduce, burn, limits, measure, tier
@@ -56,21 +59,22 @@ def _fail_gather() -> dict[str, Any]:
 
 
 def test_pcie_ceiling_gbps_gen5_x16_exact() -> None:
-    assert limits.pcie_ceiling_gbps(5, 16) == pytest.approx(32 * 16 * 128 / 130 / 8)
+    assert pcie_ceiling_gbps(5, 16) == pytest.approx(32 * 16 * 128 / 130 / 8)
+    assert round(pcie_ceiling_gbps(5, 16), 3) == 63.015
 
 
 @pytest.mark.parametrize(
     ("gen", "width", "expected"),
-    [(5, 16, 63.0), (4, 16, 31.5), (3, 16, 15.75), (5, 8, 31.5), (2, 16, 8.0), (1, 1, 0.25)],
+    [(5, 16, 63.015), (4, 16, 31.508), (3, 16, 15.754), (5, 8, 31.508), (2, 16, 8.0), (1, 1, 0.25)],
 )
 def test_pcie_ceiling_gbps_matches_spec_rate(gen: int, width: int, expected: float) -> None:
-    assert limits.pcie_ceiling_gbps(gen, width) == pytest.approx(expected, abs=0.02)
+    assert pcie_ceiling_gbps(gen, width) == pytest.approx(expected, abs=0.001)
 
 
 @pytest.mark.parametrize(("gen", "width"), [(7, 16), (0, 16), (5, 0)])
 def test_pcie_ceiling_gbps_unknown_link_raises(gen: int, width: int) -> None:
     with pytest.raises(ValueError, match="PCIe"):
-        limits.pcie_ceiling_gbps(gen, width)
+        pcie_ceiling_gbps(gen, width)
 
 
 @pytest.mark.parametrize(
@@ -119,22 +123,20 @@ def test_thresholds_each_have_provenance() -> None:
 def test_limits_for_h200_come_from_model_table(facts: dict[str, Any]) -> None:
     gpu = facts["gpurack_gpu"]["gpus"][0]
     pcie = limits.pcie_limit(gpu, H200)
-    assert pcie is not None and pcie.value == pytest.approx(63.0, abs=0.05) and "Gen5 x16" in pcie.source
+    assert pcie is not None and pcie.value == 63.015 and "Gen5 x16" in pcie.source
     hbm, bf16 = limits.hbm_limit(H200), limits.bf16_limit(H200)
     assert hbm is not None and (hbm.value, hbm.unit) == (4.8, "TB/s")
     assert bf16 is not None and bf16.value == pytest.approx(989.4)
     nvlink = limits.allreduce_limit(gpu, H200, nvlink_connected=True)
     assert nvlink is not None and nvlink.value == pytest.approx(450.0) and "18 NVLinks" in nvlink.source
     no_nvlink = limits.allreduce_limit(gpu, H200, nvlink_connected=False)
-    assert no_nvlink is not None and no_nvlink.value == pytest.approx(63.0, abs=0.05)
+    assert no_nvlink is not None and no_nvlink.value == 63.015
 
 
 def test_limits_unknown_model_use_reported_link_or_none() -> None:
     gpu = {"pcie": {"gen_max": 4, "width_max": 16}}
     pcie = limits.pcie_limit(gpu, None)
-    assert (
-        pcie is not None and pcie.value == pytest.approx(31.5, abs=0.02) and "not in the table" in pcie.source
-    )
+    assert pcie is not None and pcie.value == 31.508 and "not in the table" in pcie.source
     assert limits.pcie_limit({"pcie": None}, None) is None
     assert limits.hbm_limit(None) is None and limits.bf16_limit(None) is None
 

@@ -2,13 +2,12 @@
 
 `{id, title, tier, component, verdict, measured, expected, unit, reason, remediation,
 evidence: {source, lines}, limit_source}` plus, here, `percent` (of the limit) and
-`duration_s`. Titles and remediation come from the check catalogue; the burn-in checks the
-catalogue does not list yet are described in BURN_IN_SPECS.
+`duration_s`. Titles, remediation and thresholds come from the check catalogue.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._check_catalogue import BY_ID
@@ -19,28 +18,6 @@ Result = dict[str, Any]
 Verdict = Literal["pass", "warn", "fail", "skip"]
 TierName = Literal["standard", "burn-in"]
 
-# (title, remediation) of checks that are not (yet) in _check_catalogue.CATALOGUE.
-BURN_IN_SPECS: Mapping[str, tuple[str, str]] = {
-    "gpu.burn_in_throughput": (
-        "BF16 throughput under sustained load",
-        "check clocks, power cap and cooling (gpu.burn_in_throttle); replace the GPU if it stays low",
-    ),
-    "gpu.burn_in_stability": (
-        "Steady throughput under sustained load",
-        "a rate that sags over the run points at cooling or power delivery: check fans, inlet "
-        "temperature and PSUs, then rerun; replace the GPU if one GPU alone sags",
-    ),
-    "gpu.burn_in_consistency": (
-        "Repeatable results under sustained load",
-        "the same product gave different results: drain the node, run NVIDIA's field diagnostics "
-        "(dcgmi diag -r 3) and replace the GPU if they fail",
-    ),
-    "gpu.burn_in_throttle": (
-        "No hardware clock slowdown under load",
-        "check cooling (fans, inlet temperature, airflow) and the power supply; a power brake points "
-        "at the PSUs or the BMC power cap",
-    ),
-}
 _SEVERITY = {"pass": 0, "skip": 0, "warn": 1, "fail": 2}
 
 
@@ -52,19 +29,15 @@ def worst(verdicts: Sequence[Verdict]) -> Verdict:
 
 
 def title_of(check_id: str) -> str:
-    """Catalogue title, else the burn-in title, else the id."""
+    """Catalogue title, else the id."""
     spec = BY_ID.get(check_id)
-    if spec is not None:
-        return spec.title
-    return BURN_IN_SPECS.get(check_id, (check_id, ""))[0]
+    return check_id if spec is None else spec.title
 
 
 def remediation_of(check_id: str) -> str | None:
-    """Catalogue remediation, else the burn-in one, else None."""
+    """Catalogue remediation, else None."""
     spec = BY_ID.get(check_id)
-    if spec is not None:
-        return spec.remediation
-    return BURN_IN_SPECS.get(check_id, ("", None))[1] or None
+    return None if spec is None else spec.remediation
 
 
 def make_result(

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._check_catalogue import spec
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_models import GpuModel, find_model
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._xid_catalogue import xid_info
 
@@ -578,8 +579,7 @@ def _throttle_result(target: GpuTarget, samples: Sequence[burn.SmiSample], smi_e
         tier="burn-in",
         measured=hot,
         unit="C",
-        expected="no hw_slowdown, hw_thermal_slowdown, hw_power_brake_slowdown (fail) or "
-        "sw_thermal_slowdown (warn); sw_power_cap is normal under full load",
+        expected=spec(check_id).limit,
         reason=f"clock event reasons seen: {summary}; hottest {hot} C",
         source=f"nvidia-smi --query-gpu={','.join(burn.SMI_FIELDS)} every sample interval",
         lines=lines,

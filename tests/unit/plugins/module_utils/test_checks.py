@@ -717,8 +717,8 @@ def test_catalogue_standard_limits_come_from_the_model_table() -> None:
     assert h200 is not None
     limits = {c.id: model_expected(c, h200) for c in CATALOGUE if c.tier == "standard"}
     assert limits == {
-        "gpu.h2d_bandwidth": 50.4,
-        "gpu.d2h_bandwidth": 50.4,
+        "gpu.h2d_bandwidth": 50.412,
+        "gpu.d2h_bandwidth": 50.412,
         "gpu.d2d_bandwidth": 3.6,
         "gpu.bf16_matmul": 742.05,
         "gpu.allreduce_busbw": 315.0,

@@ -116,7 +116,7 @@ def test_h200_limits_match_the_datasheet_and_capture() -> None:
     h200 = find_model("NVIDIA H200")
     assert h200 is not None
     assert (h200.min_memory_mib, h200.pcie_gen, h200.pcie_width, h200.nvlinks_per_gpu) == (143771, 5, 16, 18)
-    assert (h200.hbm_tbps, h200.bf16_dense_tflops, h200.pcie_h2d_gbps) == (4.8, 989.4, 63.0)
+    assert (h200.hbm_tbps, h200.bf16_dense_tflops, h200.pcie_h2d_gbps) == (4.8, 989.4, 63.015)
     assert h200.nvlink_gbps_per_gpu == 450.0
     assert "capture" in h200.source_of("min_memory_mib")
 
@@ -128,11 +128,19 @@ def test_bridged_pcie_cards_require_no_nvlink() -> None:
         assert model.nvlink_gbps_per_gpu is None
 
 
-@pytest.mark.parametrize(
-    ("gen", "width", "gbps"), [(5, 16, 63.0), (4, 16, 31.5), (5, 8, 31.5), (None, 16, None), (9, 16, None)]
-)
-def test_pcie_ceiling_gbps(gen: int | None, width: int | None, gbps: float | None) -> None:
-    assert pcie_ceiling_gbps(gen, width) == gbps
+@pytest.mark.parametrize(("gen", "width", "gbps"), [(5, 16, 63.015), (4, 16, 31.508), (5, 8, 31.508)])
+def test_pcie_ceiling_gbps(gen: int, width: int, gbps: float) -> None:
+    assert round(pcie_ceiling_gbps(gen, width), 3) == gbps
+
+
+def test_pcie_ceiling_gbps_unknown_generation_raises() -> None:
+    with pytest.raises(ValueError, match="unknown PCIe generation 9"):
+        pcie_ceiling_gbps(9, 16)
+
+
+def test_model_without_pcie_link_has_no_h2d_ceiling() -> None:
+    gb200 = find_model("NVIDIA GB200")
+    assert gb200 is not None and gb200.pcie_h2d_gbps is None
 
 
 def test_docs_labels_md_embeds_the_model_table() -> None:
