@@ -1,0 +1,259 @@
+#!/usr/bin/env python3
+"""Write a single-layer OCI image archive without a registry or a Docker daemon.
+
+The archive holds an OCI image layout (oci-layout, index.json, blobs/sha256/...) and,
+beside it, a Docker-style manifest.json, so both of these load it:
+
+    ctr -n k8s.io images import --label io.cri-containerd.pinned=pinned IMAGE.tar
+    docker load -i IMAGE.tar
+
+The output is reproducible: sorted entries, uid/gid 0, a fixed mtime, gzip without a
+timestamp, and a fixed `created` date, so the same inputs give the same image digest.
+
+Usage (every option may repeat where it makes sense):
+
+    mkimage.py --ref registry.gpurack.lab/pause:3.10.2 --out pause.tar \
+        --file bin/pause:/pause:0755 --entrypoint '["/pause"]'
+    --host-file /usr/sbin/nft        copy a host file and the shared libraries that
+                                     `ldd` says it needs, at the same paths
+    --host-tree /usr/lib/x86_64-linux-gnu/xtables   copy a host directory (and the
+                                     libraries its .so files need)
+    --symlink /usr/sbin/iptables:xtables-nft-multi
+    --dir /tmp:1777   --env PATH=...  --cmd '[...]'  --workdir /  --user 0
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import io
+import json
+import os
+import subprocess
+import sys
+import tarfile
+
+PASSWD = (
+    "root:x:0:0:root:/root:/sbin/nologin\n"
+    "nobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\n"
+    "nonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n"
+)
+GROUP = "root:x:0:\nnobody:x:65534:\nnonroot:x:65532:\n"
+
+
+class Layer:
+    def __init__(self) -> None:
+        # path (no leading slash) -> (kind, data/target/None, mode)
+        self.entries: dict[str, tuple[str, object, int]] = {}
+
+    def add_dir(self, path: str, mode: int = 0o755) -> None:
+        path = path.strip("/")
+        if not path:
+            return
+        parent = os.path.dirname(path)
+        if parent:
+            self.add_dir(parent)
+        if path not in self.entries:
+            self.entries[path] = ("dir", None, mode)
+        elif self.entries[path][0] == "dir" and mode != 0o755:
+            self.entries[path] = ("dir", None, mode)
+
+    def add_bytes(self, path: str, data: bytes, mode: int) -> None:
+        path = path.strip("/")
+        self.add_dir(os.path.dirname(path))
+        self.entries[path] = ("file", data, mode)
+
+    def add_symlink(self, path: str, target: str) -> None:
+        path = path.strip("/")
+        self.add_dir(os.path.dirname(path))
+        self.entries[path] = ("symlink", target, 0o777)
+
+    def add_host_path(self, path: str) -> None:
+        """Copy a host file (following the symlink chain, keeping each link)."""
+        seen = set()
+        while os.path.islink(path) and path not in seen:
+            seen.add(path)
+            target = os.readlink(path)
+            self.add_symlink(path, target)
+            path = os.path.normpath(os.path.join(os.path.dirname(path), target))
+        with open(path, "rb") as f:
+            data = f.read()
+        self.add_bytes(path, data, os.stat(path).st_mode & 0o7777)
+
+    def tar(self, mtime: int) -> bytes:
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tf:
+            for path in sorted(self.entries):
+                kind, data, mode = self.entries[path]
+                info = tarfile.TarInfo(path)
+                info.mtime = mtime
+                info.uid = info.gid = 0
+                info.uname = info.gname = ""
+                info.mode = mode
+                if kind == "dir":
+                    info.type = tarfile.DIRTYPE
+                    tf.addfile(info)
+                elif kind == "symlink":
+                    info.type = tarfile.SYMTYPE
+                    info.linkname = str(data)
+                    tf.addfile(info)
+                else:
+                    assert isinstance(data, bytes)
+                    info.size = len(data)
+                    tf.addfile(info, io.BytesIO(data))
+        return buf.getvalue()
+
+
+def shared_libs(path: str) -> list[str]:
+    """Host paths of the shared libraries (and loader) that `path` needs, per ldd."""
+    out = subprocess.run(["ldd", path], capture_output=True, text=True)
+    if out.returncode != 0:  # static executable or not an ELF object
+        return []
+    libs = []
+    for line in out.stdout.splitlines():
+        parts = line.split()
+        if "=>" in parts:
+            i = parts.index("=>")
+            if i + 1 < len(parts) and parts[i + 1].startswith("/"):
+                libs.append(parts[i + 1])
+        elif parts and parts[0].startswith("/"):
+            libs.append(parts[0])  # the dynamic loader
+    return libs
+
+
+def add_with_libs(layer: Layer, path: str) -> None:
+    layer.add_host_path(path)
+    for lib in shared_libs(path):
+        if lib.strip("/") not in layer.entries:
+            layer.add_host_path(lib)
+            # the loader is also looked up through /lib64 on amd64
+    if os.path.exists("/lib64/ld-linux-x86-64.so.2") and shared_libs(path):
+        if "lib64/ld-linux-x86-64.so.2" not in layer.entries:
+            layer.add_host_path("/lib64/ld-linux-x86-64.so.2")
+
+
+def sha256(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def main(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--ref", required=True, help="image name:tag, e.g. registry.gpurack.lab/pause:3.10.2")
+    p.add_argument("--out", required=True)
+    p.add_argument("--file", action="append", default=[], help="SRC:DEST[:MODE]")
+    p.add_argument("--host-file", action="append", default=[])
+    p.add_argument("--host-tree", action="append", default=[])
+    p.add_argument("--symlink", action="append", default=[], help="PATH:TARGET")
+    p.add_argument("--dir", action="append", default=[], help="PATH[:MODE]")
+    p.add_argument("--env", action="append", default=[])
+    p.add_argument("--entrypoint")
+    p.add_argument("--cmd")
+    p.add_argument("--workdir", default="/")
+    p.add_argument("--user", default="0")
+    p.add_argument("--created", default="1970-01-01T00:00:00Z")
+    p.add_argument("--mtime", type=int, default=0)
+    p.add_argument("--label", action="append", default=[], help="KEY=VALUE (image config label)")
+    a = p.parse_args(argv)
+
+    layer = Layer()
+    layer.add_bytes("etc/passwd", PASSWD.encode(), 0o644)
+    layer.add_bytes("etc/group", GROUP.encode(), 0o644)
+    layer.add_bytes("etc/nsswitch.conf", b"hosts: files dns\n", 0o644)
+    layer.add_dir("tmp", 0o1777)
+    for spec in a.dir:
+        path, _, mode = spec.partition(":")
+        layer.add_dir(path, int(mode, 8) if mode else 0o755)
+    for spec in a.file:
+        parts = spec.split(":")
+        src, dest = parts[0], parts[1]
+        mode = int(parts[2], 8) if len(parts) > 2 else 0o755
+        with open(src, "rb") as f:
+            layer.add_bytes(dest, f.read(), mode)
+    for path in a.host_file:
+        add_with_libs(layer, path)
+    for top in a.host_tree:
+        for root, dirs, files in os.walk(top):
+            dirs.sort()
+            for name in sorted(files):
+                add_with_libs(layer, os.path.join(root, name))
+    for spec in a.symlink:
+        path, _, target = spec.partition(":")
+        layer.add_symlink(path, target)
+
+    raw = layer.tar(a.mtime)
+    gz = io.BytesIO()
+    with gzip.GzipFile(fileobj=gz, mode="wb", compresslevel=6, mtime=0, filename="") as g:
+        g.write(raw)
+    layer_blob = gz.getvalue()
+
+    cfg: dict[str, object] = {"WorkingDir": a.workdir, "User": a.user}
+    env = a.env or ["PATH=/usr/local/bin:/usr/local/sbin:/usr/bin:/usr/sbin:/bin:/sbin"]
+    cfg["Env"] = env
+    if a.entrypoint:
+        cfg["Entrypoint"] = json.loads(a.entrypoint)
+    if a.cmd:
+        cfg["Cmd"] = json.loads(a.cmd)
+    if a.label:
+        cfg["Labels"] = dict(kv.split("=", 1) for kv in a.label)
+    config = {
+        "created": a.created,
+        "architecture": "amd64",
+        "os": "linux",
+        "config": cfg,
+        "rootfs": {"type": "layers", "diff_ids": [sha256(raw)]},
+        "history": [{"created": a.created, "created_by": "tools/k8s-build/mkimage.py"}],
+    }
+    config_blob = json.dumps(config, sort_keys=True, separators=(",", ":")).encode()
+    manifest = {
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "config": {"mediaType": "application/vnd.oci.image.config.v1+json",
+                   "digest": sha256(config_blob), "size": len(config_blob)},
+        "layers": [{"mediaType": "application/vnd.oci.image.layer.v1.tar+gzip",
+                    "digest": sha256(layer_blob), "size": len(layer_blob)}],
+    }
+    manifest_blob = json.dumps(manifest, sort_keys=True, separators=(",", ":")).encode()
+    tag = a.ref.rsplit(":", 1)[1] if ":" in a.ref.rsplit("/", 1)[-1] else "latest"
+    index = {
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.index.v1+json",
+        "manifests": [{
+            "mediaType": "application/vnd.oci.image.manifest.v1+json",
+            "digest": sha256(manifest_blob), "size": len(manifest_blob),
+            "platform": {"architecture": "amd64", "os": "linux"},
+            "annotations": {"io.containerd.image.name": a.ref,
+                            "org.opencontainers.image.ref.name": tag},
+        }],
+    }
+    blobs = {sha256(b): b for b in (layer_blob, config_blob, manifest_blob)}
+    docker_manifest = [{
+        "Config": "blobs/sha256/" + sha256(config_blob)[7:],
+        "RepoTags": [a.ref],
+        "Layers": ["blobs/sha256/" + sha256(layer_blob)[7:]],
+    }]
+
+    files = {
+        "oci-layout": json.dumps({"imageLayoutVersion": "1.0.0"}).encode(),
+        "index.json": json.dumps(index, sort_keys=True, separators=(",", ":")).encode(),
+        "manifest.json": json.dumps(docker_manifest, separators=(",", ":")).encode(),
+    }
+    for digest, data in blobs.items():
+        files["blobs/sha256/" + digest[7:]] = data
+
+    tmp = a.out + ".tmp"
+    with tarfile.open(tmp, mode="w", format=tarfile.PAX_FORMAT) as tf:
+        for d in ("blobs", "blobs/sha256"):
+            info = tarfile.TarInfo(d)
+            info.type, info.mode, info.mtime = tarfile.DIRTYPE, 0o755, a.mtime
+            tf.addfile(info)
+        for name in sorted(files):
+            info = tarfile.TarInfo(name)
+            info.size, info.mode, info.mtime = len(files[name]), 0o644, a.mtime
+            tf.addfile(info, io.BytesIO(files[name]))
+    os.replace(tmp, a.out)
+    print(f"{a.ref} {sha256(manifest_blob)} {len(layer_blob)} {os.path.basename(a.out)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
