@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# Run the Molecule scenarios under molecule/ and print how long converge and idempotence
+# took in each (the `make bench-molecule` figures).
+#
+#   tools/molecule.sh                      every scenario (os_tuning, nvme_scratch, ..., default last)
+#   tools/molecule.sh os_tuning default    the named ones
+#   GPURACK_MOLECULE_CHECK=0 tools/molecule.sh    skip the `molecule check` (--check --diff) pass
+#   GPURACK_MOLECULE_KEEP=1 tools/molecule.sh X   leave the container (and its loop disks) up
+#
+# Per scenario: fresh 1 GiB sparse files under /tmp/gpurack-molecule/<scenario>/, attached
+# as loop devices and given to the container as /dev/nvme0n1 and /dev/nvme1n1
+# (GPURACK_MOLECULE_NVME0/1, read by .config/molecule/config.yml); then syntax, create,
+# prepare, converge, idempotence, verify, check and destroy, as `molecule test` would, but
+# one action at a time so each can be timed. The loops are detached and the files removed
+# on the way out, also on failure or Ctrl-C. Only loop devices this script attached are
+# touched: never the machine's disks.
+#
+# Needs root (losetup, dockerd), docker.io and debootstrap (Debian packages).
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+ROOT=$PWD
+export PATH="$ROOT/.venv/bin:$PATH"
+export ANSIBLE_CONFIG="$ROOT/ansible.cfg"
+# Plain logs: the check step greps the recap.
+export ANSIBLE_FORCE_COLOR=0 ANSIBLE_NOCOLOR=1 NO_COLOR=1
+WORK=/tmp/gpurack-molecule
+LOGDIR=${GPURACK_MOLECULE_LOGDIR:-$ROOT/.cache/molecule-logs}
+DISK_SIZE=${GPURACK_MOLECULE_DISK_SIZE:-1G}
+RUN_CHECK=${GPURACK_MOLECULE_CHECK:-1}
+mkdir -p "$WORK" "$LOGDIR"
+
+die() { echo "molecule.sh: $*" >&2; exit 1; }
+[[ $EUID -eq 0 ]] || die "needs root (losetup and dockerd)"
+
+ensure_dockerd() {
+  if docker info >/dev/null 2>&1; then return; fi
+  command -v dockerd >/dev/null || die "dockerd missing: apt-get install docker.io"
+  echo "starting dockerd (log: /var/log/gpurack-dockerd.log)"
+  setsid dockerd >/var/log/gpurack-dockerd.log 2>&1 </dev/null &
+  for _ in $(seq 60); do
+    docker info >/dev/null 2>&1 && return
+    sleep 1
+  done
+  die "dockerd did not answer on its socket within 60 s (see /var/log/gpurack-dockerd.log)"
+}
+
+LOOPS=()
+attach_disks() {   # $1 scenario
+  local dir="$WORK/$1" i
+  rm -rf "$dir" && mkdir -p "$dir"
+  for i in 0 1; do
+    truncate -s "$DISK_SIZE" "$dir/nvme$i.img"
+    LOOPS+=("$(losetup -f --show "$dir/nvme$i.img")")
+  done
+  export GPURACK_MOLECULE_NVME0=${LOOPS[0]} GPURACK_MOLECULE_NVME1=${LOOPS[1]}
+}
+
+detach_disks() {
+  local loop holder name
+  for loop in "${LOOPS[@]}"; do
+    name=${loop#/dev/}
+    # An md array the container built on the loops lives in the host kernel: stop it first.
+    for holder in /sys/block/"$name"/holders/*; do
+      [[ -e $holder/md/array_state ]] && echo clear >"$holder/md/array_state" || true
+    done
+    losetup -d "$loop" 2>/dev/null || echo "molecule.sh: could not detach $loop" >&2
+  done
+  LOOPS=()
+  unset GPURACK_MOLECULE_NVME0 GPURACK_MOLECULE_NVME1
+}
+
+CURRENT=""
+cleanup() {
+  if [[ -n $CURRENT && -z ${GPURACK_MOLECULE_KEEP:-} ]]; then
+    molecule destroy -s "$CURRENT" >>"$LOGDIR/$CURRENT.log" 2>&1 || true
+  fi
+  if [[ -z ${GPURACK_MOLECULE_KEEP:-} ]]; then
+    detach_disks
+    [[ -n $CURRENT ]] && rm -rf "${WORK:?}/$CURRENT"
+  fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+now() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
+
+declare -A RESULT CONVERGE IDEMPOTENCE CHECK TOTAL
+run_scenario() {   # $1 scenario
+  local s=$1 log="$LOGDIR/$1.log" t0 t1 action
+  CURRENT=$s
+  : >"$log"
+  attach_disks "$s"
+  echo "== $s (disks ${LOOPS[*]}; log $log)"
+  t0=$(now)
+  RESULT[$s]=failed
+  local actions=(destroy syntax create prepare converge idempotence verify)
+  [[ $RUN_CHECK == 0 ]] || actions+=(check)
+  [[ -n ${GPURACK_MOLECULE_KEEP:-} ]] || actions+=(destroy)
+  for action in "${actions[@]}"; do
+    printf '   %-12s' "$action"
+    t1=$(now)
+    if ! molecule "$action" -s "$s" >"$WORK/$s/action.log" 2>&1; then
+      cat "$WORK/$s/action.log" >>"$log"
+      echo "FAILED ($(elapsed "$t1" "$(now)") s)"
+      tail -40 "$WORK/$s/action.log" | sed 's/^/   | /'
+      RESULT[$s]="failed:$action"
+      break
+    fi
+    cat "$WORK/$s/action.log" >>"$log"
+    # molecule check only runs --check --diff; a converged node must report no change.
+    if [[ $action == check ]] && grep -Eq 'changed=[1-9]' "$WORK/$s/action.log"; then
+      echo "FAILED (check mode reports changes on the converged node)"
+      grep -E 'TASK \[|changed:' "$WORK/$s/action.log" | grep -B1 'changed:' | sed 's/^/   | /' | tail -40
+      RESULT[$s]="failed:check-changed"
+      break
+    fi
+    echo "ok ($(elapsed "$t1" "$(now)") s)"
+    case $action in
+      converge) CONVERGE[$s]=$(elapsed "$t1" "$(now)") ;;
+      idempotence) IDEMPOTENCE[$s]=$(elapsed "$t1" "$(now)") ;;
+      check) CHECK[$s]=$(elapsed "$t1" "$(now)") ;;
+      verify) RESULT[$s]=verified ;;
+    esac
+  done
+  [[ ${RESULT[$s]} == verified ]] && RESULT[$s]=passed
+  TOTAL[$s]=$(elapsed "$t0" "$(now)")
+  cleanup   # destroys again only when an action failed before the last destroy
+  CURRENT=""
+}
+
+if [[ $# -gt 0 ]]; then
+  SCENARIOS=("$@")
+else
+  # default (every prep role together) last, after the per-role scenarios.
+  mapfile -t SCENARIOS < <(find molecule -mindepth 2 -maxdepth 2 -name molecule.yml -printf '%h\n' \
+    | xargs -n1 basename | grep -vx default | sort)
+  [[ -f molecule/default/molecule.yml ]] && SCENARIOS+=(default)
+fi
+
+ensure_dockerd
+tools/images/build-node-image.sh
+
+for s in "${SCENARIOS[@]}"; do
+  [[ -f molecule/$s/molecule.yml ]] || die "no scenario molecule/$s"
+  run_scenario "$s"
+done
+
+echo
+printf '| %-14s | %-20s | %11s | %14s | %8s | %8s |\n' scenario result converge_s idempotence_s check_s total_s
+printf '|%s|%s|%s|%s|%s|%s|\n' "$(printf -- '-%.0s' {1..16})" "$(printf -- '-%.0s' {1..22})" \
+  "$(printf -- '-%.0s' {1..13})" "$(printf -- '-%.0s' {1..16})" "$(printf -- '-%.0s' {1..10})" "$(printf -- '-%.0s' {1..10})"
+rc=0
+for s in "${SCENARIOS[@]}"; do
+  printf '| %-14s | %-20s | %11s | %14s | %8s | %8s |\n' "$s" "${RESULT[$s]}" "${CONVERGE[$s]:--}" \
+    "${IDEMPOTENCE[$s]:--}" "${CHECK[$s]:--}" "${TOTAL[$s]}"
+  [[ ${RESULT[$s]} == passed ]] || rc=1
+done
+exit $rc
