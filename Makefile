@@ -13,7 +13,7 @@ CAPTURE ?= .gpurack/capture-local
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: help setup run test lint unit syntax bench clean
+.PHONY: help setup run test lint unit syntax lab-test bench-lab bench-inventory clean
 
 help: ## List targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -28,7 +28,7 @@ run: setup ## Main job: capture this machine and validate it against an example 
 	$(BIN)/gpurack capture --force --output $(CAPTURE)
 	$(BIN)/gpurack validate --from-capture $(CAPTURE) --expect $(POOL)
 
-test: setup lint unit ## Every test: linters, syntax checks, unit and CLI tests
+test: setup lint unit lab-test ## Every test: linters, syntax checks, unit, CLI, DB and lab tests
 
 lint: setup syntax ## ruff, mypy, yamllint, ansible-lint (production profile)
 	$(BIN)/ruff check .
@@ -42,6 +42,15 @@ syntax: setup ## ansible-playbook --syntax-check on every playbook
 
 unit: setup ## pytest: parsers, checks, filters, modules, CLI
 	$(BIN)/pytest
+
+lab-test: setup ## End-to-end: a Docker lab rack (1 control plane + 2 workers), preflight, teardown
+	$(BIN)/pytest tests/lab -m lab
+
+bench-lab: setup ## Print lab up (cold/warm) and preflight wall times for 2 and 4 workers
+	$(BIN)/python benchmarks/bench_lab.py
+
+bench-inventory: setup ## Record 1,000 synthetic nodes and diff them all, printing the figures
+	$(BIN)/python benchmarks/bench_inventory.py
 
 clean: ## Remove the virtual environment and caches (keeps inventory DB)
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
