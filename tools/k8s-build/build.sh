@@ -67,8 +67,10 @@ CTRD_TAGS="urfave_cli_no_docs no_btrfs netgo osusergo"
 
 # ---------------------------------------------------------------------------------------
 # The recipe: one line per component, in build order.
-#   name | wrapper module dir | CGO_ENABLED | build tags | ldflags | package(s)
-# Several packages in one line build into one component (the CNI plugins).
+#   name | wrapper module dir | CGO_ENABLED | build tags | ldflags | package(s) | go build flags
+# Several packages in one line build into one component (the CNI plugins). Version
+# ldflags follow each upstream's Makefile; commit ids are left out (the module proxy
+# does not carry them, and a made-up one would lie).
 # `optional` components may fail without failing the run (they are reported, not faked).
 RECIPE=(
   "pause|pause|0||-s -w -X main.version=$PAUSE_VERSION|gpurack.lab/k8s-build/pause"
@@ -79,16 +81,16 @@ RECIPE=(
   "kube-controller-manager|kubernetes|0||$(kube_ldflags)|k8s.io/kubernetes/cmd/kube-controller-manager"
   "kube-scheduler|kubernetes|0||$(kube_ldflags)|k8s.io/kubernetes/cmd/kube-scheduler"
   "kube-proxy|kubernetes|0||$(kube_ldflags)|k8s.io/kubernetes/cmd/kube-proxy"
-  "etcd|etcd|0||-s -w -X go.etcd.io/etcd/api/v3/version.GitSHA=$ETCD_VERSION|go.etcd.io/etcd/v3"
-  "etcdctl|etcd|0||-s -w -X go.etcd.io/etcd/api/v3/version.GitSHA=$ETCD_VERSION|go.etcd.io/etcd/etcdctl/v3"
+  "etcd|etcd|0||-s -w|go.etcd.io/etcd/v3"
+  "etcdctl|etcd|0||-s -w|go.etcd.io/etcd/etcdctl/v3"
   "containerd|containerd|0|$CTRD_TAGS|$CTRD_LDFLAGS|$CTRD/cmd/containerd"
   "containerd-shim-runc-v2|containerd|0|$CTRD_TAGS no_grpc|$CTRD_LDFLAGS|$CTRD/cmd/containerd-shim-runc-v2"
   "ctr|containerd|0|$CTRD_TAGS|$CTRD_LDFLAGS|$CTRD/cmd/ctr"
-  "runc|runc|1|seccomp urfave_cli_no_docs netgo osusergo|-s -w -linkmode external -extldflags -static-pie|github.com/opencontainers/runc"
+  "runc|runc|1|seccomp urfave_cli_no_docs netgo osusergo|-s -w -linkmode external -extldflags -static-pie|github.com/opencontainers/runc|-buildmode=pie"
   "crictl|cri-tools|0||-s -w -X sigs.k8s.io/cri-tools/pkg/version.Version=$CRI_TOOLS_VERSION|sigs.k8s.io/cri-tools/cmd/crictl"
   "cni-plugins|cni-plugins|0||-s -w -X github.com/containernetworking/plugins/pkg/utils/buildversion.BuildVersion=$CNI_PLUGINS_VERSION|github.com/containernetworking/plugins/plugins/main/bridge github.com/containernetworking/plugins/plugins/ipam/host-local github.com/containernetworking/plugins/plugins/main/loopback github.com/containernetworking/plugins/plugins/meta/portmap"
   "helm|helm|0||-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION -X helm.sh/helm/v3/internal/version.gitTreeState=clean -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=$HELM_K8S_MAJOR -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=$HELM_K8S_MINOR -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=$HELM_K8S_MAJOR -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$HELM_K8S_MINOR|helm.sh/helm/v3/cmd/helm"
-  "coredns|coredns|0||-s -w -X github.com/coredns/coredns/coremain.GitCommit=$COREDNS_VERSION|github.com/coredns/coredns"
+  "coredns|coredns|0||-s -w|github.com/coredns/coredns"
 )
 OPTIONAL=" coredns etcdctl "
 # runc is extra CGO work (libseccomp); per docs/lab-kubernetes.md containerd 2.x wants a
@@ -216,19 +218,19 @@ is_static() {  # file: no ELF interpreter and no dynamic section needing librari
 }
 
 build_component() {  # recipe line
-  local name dir cgo tags ldflags pkgs
-  IFS='|' read -r name dir cgo tags ldflags pkgs <<<"$1"
+  local name dir cgo tags ldflags pkgs bflags
+  IFS='|' read -r name dir cgo tags ldflags pkgs bflags <<<"$1"
   local stamp="$OUT/stamps/$name" tmp="$OUT/tmp/$name" logf="$OUT/logs/$name.log"
   if [[ -f $stamp ]]; then
     COLD[$name]=$(cat "$stamp"); record "$name" 0 cached; return 0
   fi
   rm -rf "$tmp"; mkdir -p "$tmp"
-  local -a p; read -r -a p <<<"$pkgs"
+  local -a p f; read -r -a p <<<"$pkgs"; read -r -a f <<<"$bflags"
   local target="$tmp/$name"; (( ${#p[@]} > 1 )) && target="$tmp/"
   log "building $name ($dir, CGO_ENABLED=$cgo${tags:+, tags: $tags})"
   local start=$SECONDS rc=0
   (cd "$HERE/$dir" && CGO_ENABLED=$cgo nice -n "$NICE" \
-      go build -tags "$tags" -ldflags "$ldflags" -o "$target" "${p[@]}") >"$logf" 2>&1 || rc=$?
+      go build "${f[@]}" -tags "$tags" -ldflags "$ldflags" -o "$target" "${p[@]}") >"$logf" 2>&1 || rc=$?
   local secs=$((SECONDS - start))
   if (( rc != 0 )); then
     log "FAILED $name after ${secs}s (log: $logf)"
