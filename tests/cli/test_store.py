@@ -75,9 +75,27 @@ def test_snapshot_round_trips_facts_labels_results_and_rows(store: Store) -> Non
     )
     assert view.facts == json.loads(json.dumps(facts))
     assert view.labels == {"gpurack.io/pool": "h200"}
-    assert view.results == (results[0],)
+    assert view.results == ({**results[0], "percent": None},)  # a check without a limit has no share
     assert view.state == state_from_facts(facts, results, {"gpurack.io/pool": "h200"})
     assert view.started == datetime(2026, 11, 1, 12, tzinfo=UTC)
+
+
+def test_run_returns_every_host_of_that_run_with_percent(store: Store) -> None:
+    measured = {**result("gpu.h2d_bandwidth", "pass", "GPU 0"), "measured": 55.386, "percent": 87.9}
+    first = store.record(_run(1), [_node("gpu02", results=[measured]), _node("gpu01")])
+    store.record(_run(2), [_node("gpu01")])
+    view = store.run(first)
+    assert (view.run_id, view.kind, [n.host for n in view.nodes]) == (first, "validate", ["gpu01", "gpu02"])
+    assert view.nodes[1].results[0]["percent"] == 87.9 and len(view.nodes[1].state.gpus) == 8
+    assert [n.host for n in store.run().nodes] == ["gpu01"]  # latest
+
+
+@pytest.mark.parametrize("run_id", [None, 5])
+def test_run_unknown_or_none_recorded_raises_usage_error(store: Store, run_id: int | None) -> None:
+    if run_id is not None:
+        store.record(_run(1), [_node()])
+    with pytest.raises(UsageError, match="no runs recorded yet" if run_id is None else "unknown run 5"):
+        store.run(run_id)
 
 
 def test_history_lists_runs_oldest_first(store: Store) -> None:

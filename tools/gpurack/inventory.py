@@ -108,6 +108,20 @@ class SnapshotView:
 
 
 @dataclass(frozen=True, slots=True)
+class RunView:
+    """One stored run with the snapshot of every host it saw, by host name."""
+
+    run_id: int
+    kind: str
+    source: str
+    playbook: str | None
+    status: str
+    started: datetime
+    finished: datetime | None
+    nodes: tuple[SnapshotView, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Comparison:
     """The drift of one host between two runs; `from_run` is None when there is one snapshot."""
 
@@ -132,6 +146,10 @@ def _text(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
 def _result_row(snapshot_id: int, result: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "snapshot_id": snapshot_id,
@@ -147,6 +165,7 @@ def _result_row(snapshot_id: int, result: Mapping[str, Any]) -> dict[str, Any]:
         "remediation": _text(result.get("remediation")),
         "evidence": result.get("evidence"),
         "limit_source": _text(result.get("limit_source")),
+        "percent": _number(result.get("percent")),
     }
 
 
@@ -164,6 +183,7 @@ def _result_dict(row: CheckResult) -> dict[str, Any]:
         "remediation": row.remediation,
         "evidence": row.evidence,
         "limit_source": row.limit_source,
+        "percent": row.percent,
     }
 
 
@@ -248,6 +268,23 @@ def _load_states(session: Session, snapshot_ids: Sequence[int]) -> dict[int, Hos
         )
         for sid, (kernel, driver, cuda, labels) in heads.items()
     }
+
+
+def _snapshot_view(node: Node, snap: Snapshot, state: HostState) -> SnapshotView:
+    return SnapshotView(
+        host=node.host,
+        pool=node.pool,
+        k8s_node_name=node.k8s_node_name,
+        run_id=snap.run_id,
+        run_kind=snap.run.kind,
+        started=snap.run.started,
+        source=snap.source,
+        verdict=snap.verdict,
+        facts=snap.facts,
+        labels=snap.labels,
+        results=tuple(_result_dict(c) for c in snap.checks),
+        state=state,
+    )
 
 
 def _iso(value: datetime | None) -> str | None:
@@ -524,19 +561,40 @@ class Store:
                     f"host {host!r} has no snapshot in run {wanted} (see gpurack inventory history {host})"
                 )
             snap = session.get_one(Snapshot, by_run[wanted], options=[selectinload(Snapshot.checks)])
-            return SnapshotView(
-                host=node.host,
-                pool=node.pool,
-                k8s_node_name=node.k8s_node_name,
-                run_id=snap.run_id,
-                run_kind=snap.run.kind,
-                started=snap.run.started,
-                source=snap.source,
-                verdict=snap.verdict,
-                facts=snap.facts,
-                labels=snap.labels,
-                results=tuple(_result_dict(c) for c in snap.checks),
-                state=_load_states(session, [snap.id])[snap.id],
+            return _snapshot_view(node, snap, _load_states(session, [snap.id])[snap.id])
+
+    def run(self, run_id: int | None = None) -> RunView:
+        """Run `run_id` (default: the latest) with the snapshot of each host it saw.
+
+        Raises:
+            UsageError: no such run, or no run recorded yet.
+        """
+        with self.database.sessions() as session:
+            wanted = run_id if run_id is not None else session.scalar(select(func.max(Run.id)))
+            if wanted is None:
+                raise UsageError("no runs recorded yet: `gpurack validate` and `gpurack run` record them")
+            run = session.get(Run, wanted)
+            if run is None:
+                latest = session.scalar(select(func.max(Run.id)))
+                raise UsageError(f"unknown run {wanted}: not in the inventory (runs 1 to {latest or 0})")
+            query = (
+                select(Node, Snapshot)
+                .join(Snapshot, Snapshot.node_id == Node.id)
+                .where(Snapshot.run_id == run.id)
+                .options(selectinload(Snapshot.checks))
+                .order_by(Node.host)
+            )
+            rows = [(node, snap) for node, snap in session.execute(query)]
+            states = _load_states(session, [snap.id for _, snap in rows])
+            return RunView(
+                run_id=run.id,
+                kind=run.kind,
+                source=run.source,
+                playbook=run.playbook,
+                status=run.status,
+                started=run.started,
+                finished=run.finished,
+                nodes=tuple(_snapshot_view(node, snap, states[snap.id]) for node, snap in rows),
             )
 
     def compare(self, host: str, from_run: int | None = None, to_run: int | None = None) -> Comparison:

@@ -199,6 +199,7 @@ class CheckResult(Base):
     remediation: Mapped[str | None] = mapped_column(Text)
     evidence: Mapped[Any] = mapped_column(JsonType, nullable=True)
     limit_source: Mapped[str | None] = mapped_column(Text)
+    percent: Mapped[float | None] = mapped_column(Float)  # measured share of the limit (measured checks)
 
 
 # ---------------------------------------------------------------------------------------------
