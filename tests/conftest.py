@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-FIXTURES = REPO.parent / "shared" / "fixtures"
+FIXTURES = (REPO.parent / "shared" / "fixtures").resolve()
 HW = FIXTURES / "hw"
 PUBLIC = FIXTURES / "public" / "gpud"
 H200X1 = HW / "h200x1"
