@@ -13,10 +13,10 @@ CAPTURE ?= .gpurack/capture-local
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: help setup run test lint unit syntax lab-test bench-lab bench-inventory clean
+.PHONY: help setup run test lint unit syntax molecule bench-molecule lab-test bench-lab bench-inventory clean
 
 help: ## List targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
 
 setup: $(STAMP) ## Create .venv with every pinned tool (idempotent)
 
@@ -28,7 +28,7 @@ run: setup ## Main job: capture this machine and validate it against an example 
 	$(BIN)/gpurack capture --force --output $(CAPTURE)
 	$(BIN)/gpurack validate --from-capture $(CAPTURE) --expect $(POOL)
 
-test: setup lint unit lab-test ## Every test: linters, syntax checks, unit, CLI, DB and lab tests
+test: setup lint unit molecule lab-test ## Every test: linters, syntax, unit, CLI, DB, Molecule and lab
 
 lint: setup syntax ## ruff, mypy, yamllint, ansible-lint (production profile)
 	$(BIN)/ruff check .
@@ -42,6 +42,11 @@ syntax: setup ## ansible-playbook --syntax-check on every playbook
 
 unit: setup ## pytest: parsers, checks, filters, modules, CLI
 	$(BIN)/pytest
+
+molecule: setup ## Every role's Molecule scenario: converge, idempotence, verify, --check --diff
+	tools/molecule.sh
+
+bench-molecule: molecule ## Converge and idempotent re-run time per scenario (printed by molecule)
 
 lab-test: setup ## End-to-end: a Docker lab rack (1 control plane + 2 workers), preflight, teardown
 	$(BIN)/pytest tests/lab -m lab
