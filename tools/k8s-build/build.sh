@@ -7,7 +7,7 @@
 # Usage:
 #   tools/k8s-build/build.sh                 build what is missing (`make lab-k8s`)
 #   tools/k8s-build/build.sh --only NAME...  build only these components (e.g. kubeadm helm)
-#   tools/k8s-build/build.sh --update        regenerate the wrapper go.mod/go.sum files
+#   tools/k8s-build/build.sh --update [DIR]  regenerate the wrapper go.mod/go.sum files
 #                                            from versions.env (needs the module proxy)
 #   tools/k8s-build/build.sh --print-dir     print the cache directory and exit
 #   tools/k8s-build/build.sh --list          list the components
@@ -81,7 +81,7 @@ RECIPE=(
   "kube-controller-manager|kubernetes|0||$(kube_ldflags)|k8s.io/kubernetes/cmd/kube-controller-manager"
   "kube-scheduler|kubernetes|0||$(kube_ldflags)|k8s.io/kubernetes/cmd/kube-scheduler"
   "kube-proxy|kubernetes|0||$(kube_ldflags)|k8s.io/kubernetes/cmd/kube-proxy"
-  "etcd|etcd|0||-s -w|go.etcd.io/etcd/v3"
+  "etcd|etcd|0||-s -w|go.etcd.io/etcd/server/v3"
   "etcdctl|etcd|0||-s -w|go.etcd.io/etcd/etcdctl/v3"
   "containerd|containerd|0|$CTRD_TAGS|$CTRD_LDFLAGS|$CTRD/cmd/containerd"
   "containerd-shim-runc-v2|containerd|0|$CTRD_TAGS no_grpc|$CTRD_LDFLAGS|$CTRD/cmd/containerd-shim-runc-v2"
@@ -158,7 +158,7 @@ update() {
    export GOFLAGS="-modcacherw"
    declare -A up=(
      [kubernetes]="k8s.io/kubernetes $KUBERNETES_VERSION"
-     [etcd]="go.etcd.io/etcd/v3 $ETCD_VERSION"
+     [etcd]="go.etcd.io/etcd/server/v3 $ETCD_VERSION"
      [containerd]="github.com/containerd/containerd/v2 $CONTAINERD_VERSION"
      [runc]="github.com/opencontainers/runc ${RUNC_VERSION:-none}"
      [cri-tools]="sigs.k8s.io/cri-tools $CRI_TOOLS_VERSION"
@@ -167,6 +167,7 @@ update() {
      [coredns]="github.com/coredns/coredns $COREDNS_VERSION"
    )
    for dir in "${!up[@]}"; do
+     (( $# == 0 )) || [[ " $* " == *" $dir "* ]] || continue
      read -r mod ver <<<"${up[$dir]}"
      [[ $ver == none ]] && continue
      log "update $dir: $mod@$ver"
@@ -188,10 +189,15 @@ update() {
          done
          echo ")" ;;
        etcd)
-         echo; echo "// go.etcd.io/etcd/v3 replaces its submodules with ./api, ./server, ...;"
-         echo "// pin each one to the published tag of the same release instead."
+         # etcd's main package is the root of go.etcd.io/etcd/server/v3 (server/main.go);
+         # server and etcdctl replace their sibling modules with ../api, ../pkg, ...
+         echo; echo "// go.etcd.io/etcd/server/v3 and etcdctl/v3 replace their sibling modules"
+         echo "// with ../api, ../pkg, ...; pin each one to the published tag instead."
          echo "replace ("
-         awk '$2=="=>" && $3 ~ /^\.\// {print $1}' "$upmod" | while read -r m; do
+         { awk '$2=="=>" && $3 ~ /^\.\.?\// && $3 !~ /FORBIDDEN/ {print $1}' "$upmod"
+           awk '$2=="=>" && $3 ~ /^\.\.?\// && $3 !~ /FORBIDDEN/ {print $1}' \
+             "$(upstream_gomod go.etcd.io/etcd/etcdctl/v3 "$ETCD_VERSION")"; } | sort -u |
+         while read -r m; do
            printf '\t%s => %s %s\n' "$m" "$m" "$ETCD_VERSION"
          done
          echo ")"
@@ -212,8 +218,9 @@ record() {  # name seconds status
   NOW[$1]=$2; STATUS[$1]=$3
 }
 
-is_static() {  # file: no ELF interpreter and no dynamic section needing libraries
-  ! LC_ALL=C readelf -lW "$1" 2>/dev/null | grep -q 'Requesting program interpreter' \
+is_static() {  # file: an ELF executable, no ELF interpreter, no shared libraries needed
+  LC_ALL=C readelf -hW "$1" 2>/dev/null | grep -qE 'Type: +(EXEC|DYN)' \
+    && ! LC_ALL=C readelf -lW "$1" 2>/dev/null | grep -q 'Requesting program interpreter' \
     && ! LC_ALL=C readelf -dW "$1" 2>/dev/null | grep -q '(NEEDED)'
 }
 
@@ -295,14 +302,14 @@ write_report() {
     echo "# $(go version | cut -d' ' -f3-), nice $NICE, GOFLAGS=$GOFLAGS, $(nproc) CPUs"
     echo "# cold = seconds when first built into this cache; this run = seconds now (0 = cached)"
     echo "# last run: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-    printf '%-26s %8s %9s  %s\n' component cold_s this_run status
+    printf '%-30s %8s %9s  %s\n' component cold_s this_run status
     for k in "${ORDER[@]}"; do
       [[ -n ${STATUS[$k]:-} ]] || continue
-      printf '%-26s %8s %9s  %s\n' "$k" "${COLD[$k]:--}" "${NOW[$k]}" "${STATUS[$k]}"
+      printf '%-30s %8s %9s  %s\n' "$k" "${COLD[$k]:--}" "${NOW[$k]}" "${STATUS[$k]}"
       [[ ${COLD[$k]:-} =~ ^[0-9]+$ ]] && total_cold=$((total_cold + COLD[$k]))
       total_now=$((total_now + NOW[$k]))
     done
-    printf '%-26s %8s %9s\n' TOTAL "$total_cold" "$total_now"
+    printf '%-30s %8s %9s\n' TOTAL "$total_cold" "$total_now"
     echo "# wall time of this run: $((SECONDS - RUN_START)) s"
   } >"$f"
   cat "$f"
@@ -321,7 +328,7 @@ write_manifest() {
 # --- main -------------------------------------------------------------------------------
 ONLY=()
 case ${1:-} in
-  --update) update; exit 0 ;;
+  --update) shift; update "$@"; exit 0 ;;
   --list) for l in "${RECIPE[@]}"; do [[ -n $l ]] && echo "${l%%|*}"; done; exit 0 ;;
   --print-dir) echo "$CACHE_ROOT/$(cache_hash)"; exit 0 ;;
   --only) shift; ONLY=("$@") ;;
