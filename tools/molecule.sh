@@ -77,7 +77,7 @@ cleanup() {
   fi
   if [[ -z ${GPURACK_MOLECULE_KEEP:-} ]]; then
     detach_disks
-    [[ -n $CURRENT ]] && rm -rf "${WORK:?}/$CURRENT"
+    if [[ -n $CURRENT ]]; then rm -rf "${WORK:?}/$CURRENT"; fi
   fi
 }
 trap cleanup EXIT
