@@ -85,14 +85,20 @@ def test_lab_up_preflight_prepare_down_leaves_nothing(
         assert port["expected"] is not None
         assert port["remediation"]
 
-        if (Path(inventory).parents[1] / "playbooks" / "prepare.yml").is_file():
-            healthy_only = ["-l", "lab-w1"]
-            code, first = _json_run(["run", "prepare", "-i", inventory, *healthy_only], capsys)
-            assert code == 0, first
-            code, second = _json_run(["run", "prepare", "-i", inventory, *healthy_only], capsys)
-            assert code == 0, second
-            assert all(h["changed"] == 0 for h in second["hosts"]), second
-            assert _ssh("lab-w1", "findmnt -n /raid").returncode == 0
+        # Prepare the worker that passed preflight, twice: the second run changes nothing.
+        healthy_only = ["-l", "lab-w1"]
+        code, first = _json_run(["run", "prepare", "-i", inventory, *healthy_only], capsys)
+        assert code == 0, first
+        assert first["hosts"][0]["changed"] > 0, first
+        code, second = _json_run(["run", "prepare", "-i", inventory, *healthy_only], capsys)
+        assert code == 0, second
+        assert all(h["changed"] == 0 for h in second["hosts"]), second
+        # The converged state, read over SSH: scratch XFS mounted, containerd running,
+        # sysctls persisted, and nvidia-peermem loaded at boot (the profile has GPUs and RDMA).
+        assert "xfs" in _ssh("lab-w1", "findmnt -n -o FSTYPE /raid").stdout
+        assert _ssh("lab-w1", "systemctl is-active containerd").stdout.strip() == "active"
+        assert "net.ipv4.ip_forward" in _ssh("lab-w1", "cat /etc/sysctl.d/90-gpurack.conf").stdout
+        assert "nvidia-peermem" in _ssh("lab-w1", "cat /etc/modules-load.d/nvidia-peermem.conf").stdout
     finally:
         assert cli.main(["lab", "down"]) == 0
 
