@@ -21,6 +21,7 @@ Usage (every option may repeat where it makes sense):
     --symlink /usr/sbin/iptables:xtables-nft-multi
     --dir /tmp:1777   --env PATH=...  --cmd '[...]'  --workdir /  --user 0
 """
+
 from __future__ import annotations
 
 import argparse
@@ -53,9 +54,8 @@ class Layer:
         parent = os.path.dirname(path)
         if parent:
             self.add_dir(parent)
-        if path not in self.entries:
-            self.entries[path] = ("dir", None, mode)
-        elif self.entries[path][0] == "dir" and mode != 0o755:
+        # A later, explicit non-default mode wins over the implicit 0755 of a parent.
+        if path not in self.entries or (self.entries[path][0] == "dir" and mode != 0o755):
             self.entries[path] = ("dir", None, mode)
 
     def add_bytes(self, path: str, data: bytes, mode: int) -> None:
@@ -106,7 +106,7 @@ class Layer:
 
 def shared_libs(path: str) -> list[str]:
     """Host paths of the shared libraries (and loader) that `path` needs, per ldd."""
-    out = subprocess.run(["ldd", path], capture_output=True, text=True)
+    out = subprocess.run(["ldd", path], capture_output=True, text=True, check=False)
     if out.returncode != 0:  # static executable or not an ELF object
         return []
     libs = []
@@ -126,10 +126,10 @@ def add_with_libs(layer: Layer, path: str) -> None:
     for lib in shared_libs(path):
         if lib.strip("/") not in layer.entries:
             layer.add_host_path(lib)
-            # the loader is also looked up through /lib64 on amd64
-    if os.path.exists("/lib64/ld-linux-x86-64.so.2") and shared_libs(path):
-        if "lib64/ld-linux-x86-64.so.2" not in layer.entries:
-            layer.add_host_path("/lib64/ld-linux-x86-64.so.2")
+    # the loader is also looked up through /lib64 on amd64
+    loader = "/lib64/ld-linux-x86-64.so.2"
+    if os.path.exists(loader) and loader.strip("/") not in layer.entries and shared_libs(path):
+        layer.add_host_path(loader)
 
 
 def sha256(data: bytes) -> str:
@@ -207,30 +207,42 @@ def main(argv: list[str]) -> int:
     manifest = {
         "schemaVersion": 2,
         "mediaType": "application/vnd.oci.image.manifest.v1+json",
-        "config": {"mediaType": "application/vnd.oci.image.config.v1+json",
-                   "digest": sha256(config_blob), "size": len(config_blob)},
-        "layers": [{"mediaType": "application/vnd.oci.image.layer.v1.tar+gzip",
-                    "digest": sha256(layer_blob), "size": len(layer_blob)}],
+        "config": {
+            "mediaType": "application/vnd.oci.image.config.v1+json",
+            "digest": sha256(config_blob),
+            "size": len(config_blob),
+        },
+        "layers": [
+            {
+                "mediaType": "application/vnd.oci.image.layer.v1.tar+gzip",
+                "digest": sha256(layer_blob),
+                "size": len(layer_blob),
+            }
+        ],
     }
     manifest_blob = json.dumps(manifest, sort_keys=True, separators=(",", ":")).encode()
     tag = a.ref.rsplit(":", 1)[1] if ":" in a.ref.rsplit("/", 1)[-1] else "latest"
     index = {
         "schemaVersion": 2,
         "mediaType": "application/vnd.oci.image.index.v1+json",
-        "manifests": [{
-            "mediaType": "application/vnd.oci.image.manifest.v1+json",
-            "digest": sha256(manifest_blob), "size": len(manifest_blob),
-            "platform": {"architecture": "amd64", "os": "linux"},
-            "annotations": {"io.containerd.image.name": a.ref,
-                            "org.opencontainers.image.ref.name": tag},
-        }],
+        "manifests": [
+            {
+                "mediaType": "application/vnd.oci.image.manifest.v1+json",
+                "digest": sha256(manifest_blob),
+                "size": len(manifest_blob),
+                "platform": {"architecture": "amd64", "os": "linux"},
+                "annotations": {"io.containerd.image.name": a.ref, "org.opencontainers.image.ref.name": tag},
+            }
+        ],
     }
     blobs = {sha256(b): b for b in (layer_blob, config_blob, manifest_blob)}
-    docker_manifest = [{
-        "Config": "blobs/sha256/" + sha256(config_blob)[7:],
-        "RepoTags": [a.ref],
-        "Layers": ["blobs/sha256/" + sha256(layer_blob)[7:]],
-    }]
+    docker_manifest = [
+        {
+            "Config": "blobs/sha256/" + sha256(config_blob)[7:],
+            "RepoTags": [a.ref],
+            "Layers": ["blobs/sha256/" + sha256(layer_blob)[7:]],
+        }
+    ]
 
     files = {
         "oci-layout": json.dumps({"imageLayoutVersion": "1.0.0"}).encode(),

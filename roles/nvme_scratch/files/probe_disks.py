@@ -18,7 +18,7 @@ OS_MOUNTPOINTS = ("/", "/boot", "/boot/efi", "/usr", "/var")
 
 
 def sysdir(devno):
-    return "/sys/dev/block/%d:%d" % devno
+    return "/sys/dev/block/{}:{}".format(*devno)
 
 
 def read(path, default=""):
@@ -105,18 +105,30 @@ def signatures(path):
     # rc 2 is both "nothing found" and "could not read" (EPERM on a busy disk): only an
     # empty stderr means the disk is blank.
     if proc.returncode not in (0, 2) or proc.stderr.strip():
-        raise RuntimeError("blkid -p %s: rc=%d %s" % (path, proc.returncode, proc.stderr.strip()))
+        raise RuntimeError(f"blkid -p {path}: rc={proc.returncode} {proc.stderr.strip()}")
     return dict(line.split("=", 1) for line in proc.stdout.splitlines() if "=" in line)
 
 
 def describe(path, md_name, fs_label, os_set, mount_table):
-    disk = {"path": path, "exists": os.path.exists(path), "block": False, "os_disk": False, "mounted": [],
-            "partitions": [], "holders": [], "fstype": "", "label": "", "ours": False, "free": False, "probe_error": ""}
+    disk = {
+        "path": path,
+        "exists": os.path.exists(path),
+        "block": False,
+        "os_disk": False,
+        "mounted": [],
+        "partitions": [],
+        "holders": [],
+        "fstype": "",
+        "label": "",
+        "ours": False,
+        "free": False,
+        "probe_error": "",
+    }
     devno = block_devno(path)
     if devno is None:
         return disk
     disk["block"] = True
-    disk["devno"] = "%d:%d" % devno
+    disk["devno"] = "{}:{}".format(*devno)
     real = os.path.realpath(sysdir(devno))
     disk["partitions"] = sorted(
         name for name in os.listdir(real) if os.path.exists(os.path.join(real, name, "partition"))
