@@ -19,26 +19,10 @@ description:
 version_added: 0.1.0
 author:
   - gpurack maintainers
-options:
-  root:
-    description:
-      - Root of the file system to read sysfs from.
-      - When it is a capture bundle (see C(gpurack capture)), commands are replayed from its files
-        instead of being run.
-    type: path
-    default: /
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
   - ansible.builtin.action_common_attributes.facts
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
-  facts:
-    support: full
-  platform:
-    platforms: posix
+  - gpurack.bootstrap.facts
 notes:
   - Works the same in check mode, because it only reads.
 """
@@ -120,27 +104,12 @@ ansible_facts:
           returned: always
 """
 
-from collections.abc import Sequence
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._capture import RC_NOT_FOUND, CommandOutput
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import FactsError
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_facts import gather_gpu
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import Runner, open_source
-
-
-def _runner(module: AnsibleModule) -> Runner:
-    """Run commands through module.run_command, with rc 127 for a tool that is not installed."""
-
-    def run(argv: Sequence[str]) -> CommandOutput:
-        # run_command reports a missing executable as rc 2 with a message; facts need 127.
-        path = module.get_bin_path(argv[0])
-        if path is None:
-            return CommandOutput(rc=RC_NOT_FOUND, stdout="", stderr=f"{argv[0]}: command not found")
-        rc, out, err = module.run_command([path, *argv[1:]], environ_update={"LC_ALL": "C"})
-        return CommandOutput(rc=rc, stdout=out, stderr=err)
-
-    return run
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._module_runner import make_runner
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import CaptureError, open_source
 
 
 def main() -> None:
@@ -148,10 +117,11 @@ def main() -> None:
         argument_spec={"root": {"type": "path", "default": "/"}},
         supports_check_mode=True,
     )
-    source = open_source(module.params["root"], _runner(module))
+    source = open_source(module.params["root"], make_runner(module))
     try:
         facts = gather_gpu(source)
-    except FactsError as exc:
+    except (FactsError, CaptureError) as exc:
+        # The gatherer's messages already name the source.
         module.fail_json(msg=f"Could not read GPU facts: {exc}")
     module.exit_json(changed=False, ansible_facts={"gpurack_gpu": facts})
 

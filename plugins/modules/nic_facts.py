@@ -18,23 +18,10 @@ description:
     replayed from the bundle and sysfs is read below it.
 version_added: "0.1.0"
 author: gpurack maintainers
-options:
-  root:
-    description:
-      - Root of the node to read. V(/) reads the live host.
-      - A capture bundle folder replays its command files and reads its C(sys/) tree.
-    type: path
-    default: /
-attributes:
-  check_mode:
-    support: full
-    description: The module only reads; check mode runs it unchanged.
-  diff_mode:
-    support: none
-    description: Nothing is changed, so there is nothing to diff.
-  facts:
-    support: full
-    description: Returns C(ansible_facts.gpurack_nic).
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+  - ansible.builtin.action_common_attributes.facts
+  - gpurack.bootstrap.facts
 notes:
   - The schema is in C(docs/facts.md) of the collection.
 """

@@ -66,21 +66,8 @@ def test_gpu_facts_empty_root_without_nvidia_smi_is_unavailable(
     assert facts["reason"] == "nvidia-smi not found and no NVIDIA PCI devices in sysfs"
 
 
-def test_gpu_facts_live_runner_maps_missing_binary_to_rc_127() -> None:
-    module = mock.MagicMock(spec=basic.AnsibleModule)
-    module.get_bin_path.return_value = None
-    output = gpu_facts._runner(module)(["nvidia-smi", "-q", "-x"])
-    assert (output.rc, output.missing) == (127, True)
-    module.run_command.assert_not_called()
-
-
-def test_gpu_facts_live_runner_runs_resolved_binary() -> None:
-    module = mock.MagicMock(spec=basic.AnsibleModule)
-    module.get_bin_path.return_value = "/usr/bin/nvidia-smi"
-    module.run_command.return_value = (0, "<nvidia_smi_log/>", "")
-    output = gpu_facts._runner(module)(["nvidia-smi", "topo", "-m"])
-    assert (output.rc, output.stdout) == (0, "<nvidia_smi_log/>")
-    assert module.run_command.call_args.args[0] == ["/usr/bin/nvidia-smi", "topo", "-m"]
+# The runner (rc 127 for a missing tool, argv as a list) is tested once, for every facts
+# module, in test_facts_modules.py (make_runner).
 
 
 def test_gpu_facts_truncated_capture_fails_with_clear_msg(
