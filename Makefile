@@ -9,11 +9,12 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml requirements/constraints.txt | sha256sum | cut -c1-16)
 POOL ?= inventory/example/group_vars/h200_inference/expect.yml
 CAPTURE ?= .gpurack/capture-local
+LAB_PROFILES ?= --profile hgx-h100x8-ib --profile h200x1
 
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: help setup run test lint unit syntax molecule bench-molecule lab-test bench-lab bench-inventory clean
+.PHONY: help setup run lab-down validate-local test lint unit syntax molecule bench-molecule lab-test bench-lab bench-inventory clean
 
 help: ## List targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -24,7 +25,14 @@ $(STAMP):
 	tools/setup.sh "$(PYTHON)" "$(VENV)"
 	touch "$@"
 
-run: setup ## Main job: capture this machine and validate it against an example pool
+run: setup ## Main job: start the lab rack (2 workers replaying real GPU servers), run site.yml on it
+	$(BIN)/gpurack lab up --workers 2 $(LAB_PROFILES)
+	$(BIN)/gpurack run site -i inventory/lab
+
+lab-down: setup ## Remove the lab rack: containers, network, loop disks, keys, generated inventory
+	$(BIN)/gpurack lab down
+
+validate-local: setup ## Capture this machine and validate it against an example pool (POOL=...)
 	$(BIN)/gpurack capture --force --output $(CAPTURE)
 	$(BIN)/gpurack validate --from-capture $(CAPTURE) --expect $(POOL)
 
