@@ -15,9 +15,11 @@
 # Output: ${GPURACK_K8S_CACHE:-~/.cache/gpurack/k8s}/<hash>/ with bin/, images/,
 # BUILD-TIMES.txt, MANIFEST.txt, logs/, FAILED.txt (only if something failed); `current`
 # points at the newest. <hash> covers versions.env, the wrapper go.mod/go.sum files, the
-# build recipe below, mkimage.py, the pause source and the Go version, so a change to any
-# of them builds into a fresh directory and an unchanged tree is an instant no-op.
+# build recipe below, the pause source and the Go version, so a change to any of them
+# builds into a fresh directory and an unchanged tree is an instant no-op. An image is
+# remade (seconds) when mkimage.py, its line in IMAGES or its binary changes.
 #
+# GPURACK_K8S_PRUNE=1 deletes the Go module and build caches after a successful build.
 # Good neighbour: every compile runs under `nice -n ${NICE:-15}` with -p=2, one component
 # at a time. Docs: docs/lab-kubernetes.md.
 set -euo pipefail
@@ -117,9 +119,9 @@ wrapper_dirs() { local l; for l in "${RECIPE[@]}"; do [[ -n $l ]] && cut -d'|' -
 
 cache_hash() {
   {
-    cat "$HERE/versions.env" "$HERE/mkimage.py" "$HERE/pause/main.go"
+    cat "$HERE/versions.env" "$HERE/pause/main.go"
     local d; for d in $(wrapper_dirs); do cat "$HERE/$d/go.mod" "$HERE/$d/go.sum" 2>/dev/null || true; done
-    printf '%s\n' "${RECIPE[@]}" "${IMAGES[@]}" "$GOFLAGS"
+    printf '%s\n' "${RECIPE[@]}" "$GOFLAGS"
     go version
   } | sha256sum | cut -c1-16
 }
@@ -258,9 +260,13 @@ build_image() {  # image line
   local name tag bin extra
   IFS='|' read -r name tag bin extra <<<"$1"
   local ref="$IMAGE_REPOSITORY/$name:$tag" file="$OUT/images/$name.tar"
-  local key="image:$name" stamp="$OUT/stamps/image-$name"
-  if [[ -f $stamp && -f $file ]]; then COLD[$key]=$(cat "$stamp"); record "$key" 0 cached; return 0; fi
+  local key="image:$name" stamp="$OUT/stamps/image-$name" inputs
   if [[ ! -x $OUT/bin/$bin ]]; then record "$key" 0 "skipped (no $bin)"; COLD[$key]=-; return 1; fi
+  # what the image is made of: the writer, this image's line and the binary
+  inputs=$({ cat "$HERE/mkimage.py"; echo "$1"; stat -c '%s %Y' "$OUT/bin/$bin"; } | sha256sum | cut -c1-16)
+  if [[ -f $file && $(cut -d' ' -f2 "$stamp" 2>/dev/null) == "$inputs" ]]; then
+    COLD[$key]=$(cut -d' ' -f1 "$stamp"); record "$key" 0 cached; return 0
+  fi
   local dest=/usr/local/bin/$bin entry
   case $name in
     pause) dest=/pause; entry='["/pause"]' ;;
@@ -273,8 +279,8 @@ build_image() {  # image line
   [[ -n $entry ]] && args+=(--entrypoint "$entry")
   # shellcheck disable=SC2206
   [[ -n $extra ]] && args+=($extra)
-  if nice -n "$NICE" python3 "$HERE/mkimage.py" "${args[@]}" >>"$OUT/images/images.txt" 2>"$OUT/logs/image-$name.log"; then
-    local secs=$((SECONDS - start)); echo "$secs" >"$stamp"; COLD[$key]=$secs; record "$key" "$secs" built
+  if nice -n "$NICE" python3 "$HERE/mkimage.py" "${args[@]}" >"$OUT/images/$name.txt" 2>"$OUT/logs/image-$name.log"; then
+    local secs=$((SECONDS - start)); echo "$secs $inputs" >"$stamp"; COLD[$key]=$secs; record "$key" "$secs" built
   else
     { echo "== image $name"; cat "$OUT/logs/image-$name.log"; } >>"$OUT/FAILED.txt"
     record "$key" $((SECONDS - start)) FAILED; COLD[$key]=-; return 1
@@ -301,7 +307,7 @@ write_report() {
     echo "# gpurack lab Kubernetes build, cache $OUT"
     echo "# $(go version | cut -d' ' -f3-), nice $NICE, GOFLAGS=$GOFLAGS, $(nproc) CPUs"
     echo "# cold = seconds when first built into this cache; this run = seconds now (0 = cached)"
-    echo "# last run: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    echo "# last run: $(date -u +%Y-%m-%dT%H:%M:%SZ), Go build cache at its start: $GOCACHE_STATE"
     printf '%-30s %8s %9s  %s\n' component cold_s this_run status
     for k in "${ORDER[@]}"; do
       [[ -n ${STATUS[$k]:-} ]] || continue
@@ -321,7 +327,7 @@ write_manifest() {
     echo; echo "# binaries (sha256)"
     (cd "$OUT/bin" && sha256sum -- * 2>/dev/null)
     echo; echo "# images: ref manifest-digest layer-bytes file"
-    sort -u "$OUT/images/images.txt" 2>/dev/null
+    cat "$OUT/images/images.txt" 2>/dev/null
   } >"$OUT/MANIFEST.txt"
 }
 
@@ -337,6 +343,8 @@ case ${1:-} in
 esac
 
 RUN_START=$SECONDS
+GOCACHE_STATE=empty
+[[ -n $(find "$GOCACHE" -type f -name '*-d' -print -quit 2>/dev/null) ]] && GOCACHE_STATE=warm
 HASH=$(cache_hash)
 OUT=$CACHE_ROOT/$HASH
 mkdir -p "$OUT"/{bin,images,logs,stamps,tmp} "$GOMODCACHE" "$GOCACHE"
@@ -365,10 +373,21 @@ for line in "${IMAGES[@]}"; do
   build_image "$line" || { [[ $name == coredns ]] || failed_required=1; }
 done
 rmdir "$OUT"/tmp/* "$OUT/tmp" 2>/dev/null || true
-write_manifest
+for line in "${IMAGES[@]}"; do cat "$OUT/images/${line%%|*}.txt" 2>/dev/null || true; done >"$OUT/images/images.txt"
+# (re)write the checksums only when something changed: hashing 750 MB takes seconds
+if [[ " ${STATUS[*]} " == *" built "* || ! -f $OUT/MANIFEST.txt ]]; then write_manifest; fi
 write_report
 if [[ -f $OUT/FAILED.txt ]]; then
   log "some components failed; see $OUT/FAILED.txt"
 fi
-du -sh "$OUT" "$GOMODCACHE" "$GOCACHE" 2>/dev/null | sed 's/^/[k8s-build] size /' >&2
+if [[ " ${STATUS[*]} " == *" built "* ]]; then sizes=("$OUT" "$GOMODCACHE" "$GOCACHE"); else sizes=("$OUT"); fi
+du -sh "${sizes[@]}" 2>/dev/null | sed 's/^/[k8s-build] size /' >&2
+# CI: keep only the output directory (about 1 GB) once everything built; the Go module
+# and build caches (about 9 GB) are only needed to build again.
+if [[ -n ${GPURACK_K8S_PRUNE:-} ]] && (( failed_required == 0 )); then
+  for d in "$GOMODCACHE" "$GOCACHE"; do   # only our own caches, never a shared one
+    if [[ $d == "$CACHE_ROOT"/* ]]; then log "pruning $d"; rm -rf "$d"
+    else log "not pruning $d: outside $CACHE_ROOT"; fi
+  done
+fi
 exit "$failed_required"

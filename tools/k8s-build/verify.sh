@@ -97,7 +97,7 @@ C=("$BIN/ctr" -a "$sock" -n k8s.io)
 if ! "${C[@]}" version >/dev/null 2>&1; then
   bad "containerd did not start: $(tail -n 5 "$tmp/containerd.log")"; exit 1
 fi
-ok "containerd $("${C[@]}" version | awk '/Server/{s=1} s&&/Version/{print $2; exit}') started"
+ok "containerd $("${C[@]}" version 2>/dev/null | awk '/Server/{s=1} s&&/Version/{print $2; exit}') started"
 for f in "$OUT"/images/*.tar; do
   if out=$("${C[@]}" images import --label io.cri-containerd.pinned=pinned "$f" 2>&1); then
     ok "import $(basename "$f")"
