@@ -172,9 +172,9 @@ def main(argv: list[str]) -> int:
     for path in a.host_file:
         add_with_libs(layer, path)
     for top in a.host_tree:
-        for root, dirs, files in os.walk(top):
+        for root, dirs, names in os.walk(top):
             dirs.sort()
-            for name in sorted(files):
+            for name in sorted(names):
                 add_with_libs(layer, os.path.join(root, name))
     for spec in a.symlink:
         path, _, target = spec.partition(":")
