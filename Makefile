@@ -14,7 +14,7 @@ LAB_PROFILES ?= --profile hgx-h100x8-ib --profile h200x1
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: help setup run lab-down validate-local test lint unit syntax molecule bench-molecule lab-test bench-lab bench-inventory clean
+.PHONY: help setup run lab-down validate-local lab-k8s lab-k8s-verify test lint unit syntax molecule bench-molecule lab-test bench-lab bench-inventory clean
 
 help: ## List targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -64,6 +64,12 @@ bench-lab: setup ## Print lab up (cold/warm) and preflight wall times for 2 and 
 
 bench-inventory: setup ## Record 1,000 synthetic nodes and diff them all, printing the figures
 	$(BIN)/python benchmarks/bench_inventory.py
+
+lab-k8s: setup ## Build Kubernetes v1.36.3, etcd, containerd, runc, CNI, crictl, helm, CoreDNS and images offline (cached)
+	tools/k8s-build/build.sh
+
+lab-k8s-verify: lab-k8s ## Import the built images into a private containerd and run pause with our runc
+	tools/k8s-build/verify.sh
 
 clean: ## Remove the virtual environment and caches (keeps inventory DB)
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

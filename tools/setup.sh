@@ -10,13 +10,16 @@ if ! command -v "$python" >/dev/null 2>&1; then
   echo "setup: $python not found; install Python 3.11 (ansible-core 2.19 needs it) and retry" >&2
   exit 64
 fi
-# System packages the tests use: a real PostgreSQL server for the inventory DB tests; the
-# Docker engine, debootstrap and an SSH client for Molecule and the lab rack.
+# System packages: a real PostgreSQL server for the inventory DB tests; the Docker engine,
+# debootstrap and an SSH client for Molecule and the lab rack.
 need=()
 compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || need+=(postgresql)
 command -v dockerd >/dev/null || need+=(docker.io)
 command -v debootstrap >/dev/null || need+=(debootstrap)
 command -v ssh >/dev/null || need+=(openssh-client)
+# The offline Kubernetes build (make lab-k8s) links runc against libseccomp.
+dpkg -s libseccomp-dev >/dev/null 2>&1 || need+=(libseccomp-dev)
+command -v pkg-config >/dev/null || need+=(pkg-config)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
     echo "setup: installing ${need[*]} from the distribution"
