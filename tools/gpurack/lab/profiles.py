@@ -25,7 +25,7 @@ from gpurack.project import project_root
 FIXTURES_ENV = "GPURACK_FIXTURES"
 DEFAULT_PROFILE = "h200x1"
 BUILTIN_PROFILES: tuple[str, ...] = ("h200x1", "hgx-h100x8-ib", "cpu-only")
-# Where a profile lives inside a lab container; the lab inventory's preflight_facts_root.
+# Where a profile lives inside a lab container; the lab inventory's gpurack_facts_root.
 CONTAINER_PROFILE_DIR = "/opt/gpurack-lab/profile"
 # Written into every assembled profile: how it was made, for whoever reads the folder.
 PROVENANCE_FILE = "LAB-PROFILE.txt"
