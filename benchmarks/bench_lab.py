@@ -1,4 +1,4 @@
-"""Lab benchmark: cold and warm `gpurack lab up`, and preflight wall time for 2 and 4 workers.
+"""Lab benchmark: cold and warm `gpurack lab up`, preflight and prepare wall times for 2 and 4 workers.
 
     .venv/bin/python benchmarks/bench_lab.py [--workers 2 4] [--profile hgx-h100x8-ib] [--no-cold]
 
@@ -64,6 +64,9 @@ def main() -> int:
         rows.append((f"lab up, warm, 1 cp + {workers} workers", f"{timed(up_n, env):.1f} s"))
         preflight = timed(["run", "preflight", "-i", str(ROOT / "inventory" / "lab"), "--no-record"], env)
         rows.append((f"preflight, {workers} workers ({args.profile})", f"{preflight:.1f} s"))
+        for attempt in ("converge", "re-run, changed=0"):
+            prepare = timed(["run", "prepare", "-i", str(ROOT / "inventory" / "lab"), "--no-record"], env)
+            rows.append((f"prepare {attempt}, {workers} workers", f"{prepare:.1f} s"))
         timed(["lab", "down"], env)
     print(f"| lab figure ({os.cpu_count()} cores) | wall time |\n|---|---|")
     for name, value in rows:
