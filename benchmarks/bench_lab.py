@@ -12,6 +12,7 @@ one run of the real CLI, from the checkout's .venv. Refuses to start while a lab
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -33,6 +34,17 @@ def timed(argv: list[str], env: dict[str, str], ok: tuple[int, ...] = (0,)) -> f
             f"bench_lab: gpurack {' '.join(argv)} exited {done.returncode}: {done.stderr.strip()[-400:]}"
         )
     return took
+
+
+def timed_prepare(env: dict[str, str]) -> tuple[float, int]:
+    """Run prepare on the lab; return its wall time and the changed tasks summed over hosts."""
+    argv = [str(GPURACK), "run", "prepare", "-i", str(ROOT / "inventory" / "lab"), "--no-record", "--json"]
+    start = time.monotonic()
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
+    took = time.monotonic() - start
+    if done.returncode != 0:
+        sys.exit(f"bench_lab: prepare exited {done.returncode}: {done.stderr.strip()[-400:]}")
+    return took, sum(host["changed"] for host in json.loads(done.stdout)["hosts"])
 
 
 def main() -> int:
@@ -64,9 +76,9 @@ def main() -> int:
         rows.append((f"lab up, warm, 1 cp + {workers} workers", f"{timed(up_n, env):.1f} s"))
         preflight = timed(["run", "preflight", "-i", str(ROOT / "inventory" / "lab"), "--no-record"], env)
         rows.append((f"preflight, {workers} workers ({args.profile})", f"{preflight:.1f} s"))
-        for attempt in ("converge", "re-run, changed=0"):
-            prepare = timed(["run", "prepare", "-i", str(ROOT / "inventory" / "lab"), "--no-record"], env)
-            rows.append((f"prepare {attempt}, {workers} workers", f"{prepare:.1f} s"))
+        for attempt in ("converge", "re-run"):
+            prepare, changed = timed_prepare(env)
+            rows.append((f"prepare {attempt}, {workers} workers (changed={changed})", f"{prepare:.1f} s"))
         timed(["lab", "down"], env)
     print(f"| lab figure ({os.cpu_count()} cores) | wall time |\n|---|---|")
     for name, value in rows:
