@@ -14,7 +14,7 @@ LAB_PROFILES ?= --profile hgx-h100x8-ib --profile h200x1
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: help setup run lab-down validate-local lab-k8s lab-k8s-verify test lint unit syntax molecule bench-molecule lab-test bench-lab bench-inventory clean
+.PHONY: help setup run lab-down validate-local lab-k8s lab-k8s-verify lab-k8s-test test lint unit syntax molecule bench-molecule lab-test bench-lab bench-lab-k8s bench-inventory clean
 
 help: ## List targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -25,9 +25,10 @@ $(STAMP):
 	tools/setup.sh "$(PYTHON)" "$(VENV)"
 	touch "$@"
 
-run: setup ## Main job: start the lab rack (2 workers replaying real GPU servers), run site.yml on it
-	$(BIN)/gpurack lab up --workers 2 $(LAB_PROFILES)
+run: setup lab-k8s ## Main job: lab rack (1 control plane, 2 workers replaying real GPU servers) + site.yml = a Ready cluster
+	$(BIN)/gpurack lab up --workers 2 $(LAB_PROFILES) --kubernetes
 	$(BIN)/gpurack run site -i inventory/lab
+	$(BIN)/gpurack lab status
 
 lab-down: setup ## Remove the lab rack: containers, network, loop disks, keys, generated inventory
 	$(BIN)/gpurack lab down
@@ -36,7 +37,7 @@ validate-local: setup ## Capture this machine and validate it against an example
 	$(BIN)/gpurack capture --force --output $(CAPTURE)
 	$(BIN)/gpurack validate --from-capture $(CAPTURE) --expect $(POOL)
 
-test: setup lint unit molecule lab-test ## Every test: linters, syntax, unit, CLI, DB, Molecule and lab
+test: setup lint unit molecule lab-test lab-k8s-test ## Every test: linters, syntax, unit, CLI, DB, Molecule, lab, lab Kubernetes
 
 lint: setup syntax ## ruff, mypy, yamllint, ansible-lint (production profile)
 	$(BIN)/ruff check .
@@ -59,8 +60,14 @@ bench-molecule: molecule ## Converge and idempotent re-run time per scenario (pr
 lab-test: setup ## End-to-end: a Docker lab rack (1 control plane + 2 workers), preflight, teardown
 	$(BIN)/pytest tests/lab -m lab
 
+lab-k8s-test: lab-k8s ## End-to-end on Kubernetes: lab up --kubernetes, site.yml, the cluster through the kubernetes client
+	$(BIN)/pytest tests/lab -m kubernetes
+
 bench-lab: setup ## Print lab up (cold/warm) and preflight wall times for 2 and 4 workers
 	$(BIN)/python benchmarks/bench_lab.py
+
+bench-lab-k8s: lab-k8s ## Print lab up --kubernetes and site (first run, re-run) wall times for 2 and 4 workers
+	$(BIN)/python benchmarks/bench_lab_kubernetes.py
 
 bench-inventory: setup ## Record 1,000 synthetic nodes and diff them all, printing the figures
 	$(BIN)/python benchmarks/bench_inventory.py

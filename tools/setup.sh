@@ -20,6 +20,9 @@ command -v ssh >/dev/null || need+=(openssh-client)
 # The offline Kubernetes build (make lab-k8s) links runc against libseccomp.
 dpkg -s libseccomp-dev >/dev/null 2>&1 || need+=(libseccomp-dev)
 command -v pkg-config >/dev/null || need+=(pkg-config)
+# ... and copies Debian's nft and iptables (with their libraries) into the kube-proxy image.
+[ -x /usr/sbin/nft ] || need+=(nftables)
+[ -x /usr/sbin/xtables-nft-multi ] || need+=(iptables)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
     echo "setup: installing ${need[*]} from the distribution"

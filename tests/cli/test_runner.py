@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -158,3 +159,37 @@ def test_run_cli_bad_arguments_exit_64_before_running(
 
 def test_to_task_event_ignores_other_events() -> None:
     assert runner.to_task_event({"event": "verbose", "event_data": {}}) is None
+
+
+def test_extravars_take_pairs_files_and_inline_mappings(tmp_path: Path) -> None:
+    pool = tmp_path / "pool.yml"
+    pool.write_text("gpurack_pool:\n  name: a\n  labels: {team: vision}\n")
+    merged = runner.parse_extravars(
+        ["target=dark", f"@{pool}", '{"gpurack_expect": {"gpu": {"count": 2}}}', "target=light"]
+    )
+    assert merged == {
+        "target": "light",
+        "gpurack_pool": {"name": "a", "labels": {"team": "vision"}},
+        "gpurack_expect": {"gpu": {"count": 2}},
+    }
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("@/nonexistent/vars.yml", "cannot read the file"),
+        ("{not: [closed", "not valid YAML or JSON"),
+        ("{}{}", "not valid YAML or JSON"),
+        ("novalue", "expected key=value, @FILE or a YAML/JSON mapping"),
+    ],
+)
+def test_extravars_bad_values_are_usage_errors(value: str, message: str) -> None:
+    with pytest.raises(UsageError, match=re.escape(message)):
+        runner.parse_extravars([value])
+
+
+def test_extravars_file_must_hold_a_mapping(tmp_path: Path) -> None:
+    listing = tmp_path / "list.yml"
+    listing.write_text("- a\n- b\n")
+    with pytest.raises(UsageError, match="expected a mapping"):
+        runner.parse_extravars([f"@{listing}"])

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -13,19 +11,9 @@ import pytest
 from gpurack import cli
 from gpurack.lab import disks, docker, rack
 from gpurack.lab.state import NETWORK, lab_dir, load
+from lab_helpers import docker_unusable
 
 pytestmark = pytest.mark.lab
-
-
-def _docker_unusable() -> str | None:
-    """Why Docker cannot run here at all, or None when `lab up` can use or start it."""
-    if docker.engine_ready():
-        return None
-    if os.geteuid() != 0:
-        return "no Docker daemon answers and starting one needs root"
-    if shutil.which("dockerd") is None and shutil.which("apt-get") is None:
-        return "no dockerd and no apt-get to install docker.io"
-    return None
 
 
 def _json_run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, Any]]:
@@ -46,7 +34,7 @@ def _ssh(host: str, command: str) -> subprocess.CompletedProcess[str]:
 def test_lab_up_preflight_prepare_down_leaves_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    reason = _docker_unusable()
+    reason = docker_unusable()
     if reason:
         pytest.skip(f"Docker cannot run on this machine: {reason}")
     if docker.lab_containers():

@@ -11,6 +11,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
+import yaml
+
 from gpurack import project, render
 from gpurack.errors import ExitCode, InterruptedRunError, UsageError
 from gpurack.harvest import harvest
@@ -37,7 +39,7 @@ class RunRequest:
     check: bool = False
     diff: bool = False
     tags: str | None = None
-    extravars: Mapping[str, str] = field(default_factory=dict)
+    extravars: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,18 +231,37 @@ def _first_error(runner: Any, private_dir: Path) -> str:
     return f"rc={runner.rc}, see {private_dir}"
 
 
-def parse_extravars(pairs: list[str]) -> dict[str, str]:
-    """Turn repeated `-e key=value` into a dict.
+def parse_extravars(values: list[str]) -> dict[str, Any]:
+    """Merge repeated `-e` values, as ansible-playbook takes them, into one dict.
+
+    Each value is `key=value` (a string), `@FILE` (a YAML or JSON mapping) or an inline
+    YAML/JSON mapping (`{"gpurack_expect": {"gpu": {"count": 8}}}`); later ones win.
 
     Raises:
-        UsageError: a pair has no `=` or an empty key.
+        UsageError: a value is none of these, or the file is unreadable or not a mapping.
     """
-    extravars: dict[str, str] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise UsageError(f"-e {pair!r}: expected key=value")
-        extravars[key.strip()] = value
+    extravars: dict[str, Any] = {}
+    for value in values:
+        text, where = value, f"-e {value!r}"
+        if value.startswith("@"):
+            where = f"-e @{value[1:]}"
+            try:
+                text = Path(value[1:]).read_text()
+            except OSError as exc:
+                raise UsageError(f"{where}: cannot read the file ({exc.strerror})") from exc
+        elif not value.lstrip().startswith("{"):
+            key, sep, rest = value.partition("=")
+            if not sep or not key.strip():
+                raise UsageError(f"{where}: expected key=value, @FILE or a YAML/JSON mapping")
+            extravars[key.strip()] = rest
+            continue
+        try:
+            loaded = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise UsageError(f"{where}: not valid YAML or JSON ({exc})") from exc
+        if not isinstance(loaded, dict):
+            raise UsageError(f"{where}: expected a mapping of variable names to values")
+        extravars.update(loaded)
     return extravars
 
 
@@ -253,7 +274,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("-C", "--check", action="store_true", help="check mode: change nothing")
     parser.add_argument("-D", "--diff", action="store_true", help="show file and template diffs")
     parser.add_argument("-t", "--tags", help="only run tasks with these tags")
-    parser.add_argument("-e", "--extra-vars", action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument(
+        "-e",
+        "--extra-vars",
+        action="append",
+        default=[],
+        metavar="VARS",
+        help="KEY=VALUE, @FILE (YAML/JSON) or an inline YAML/JSON mapping; repeatable",
+    )
     parser.add_argument("--json", action="store_true", help="print the result as JSON instead of a recap")
     parser.add_argument(
         "--db", metavar="URL", help="inventory database (default: $GPURACK_DB, else the SQLite file)"

@@ -32,6 +32,13 @@ if ! command -v go >/dev/null && [[ -x /usr/local/go/bin/go ]]; then
   export PATH=/usr/local/go/bin:$PATH
 fi
 command -v go >/dev/null || { echo "k8s-build: go is not installed" >&2; exit 64; }
+# Host files the kube-proxy image carries (Debian 12's nftables and iptables packages).
+for host_file in /usr/sbin/nft /usr/sbin/xtables-nft-multi; do
+  [[ -x $host_file ]] || {
+    echo "k8s-build: $host_file is missing: apt-get install nftables iptables (make setup does)" >&2
+    exit 64
+  }
+done
 
 CACHE_ROOT=${GPURACK_K8S_CACHE:-$HOME/.cache/gpurack/k8s}
 NICE=${NICE:-15}

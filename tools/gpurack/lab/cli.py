@@ -7,7 +7,7 @@ import subprocess
 
 from gpurack import render
 from gpurack.errors import ExitCode, UsageError
-from gpurack.lab import profiles, rack, view
+from gpurack.lab import lab_kubernetes, nodes, profiles, rack, view
 from gpurack.lab.faults import FAULT_KINDS
 from gpurack.lab.state import load
 
@@ -34,6 +34,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="SPEC",
         help=f"KIND@HOST, KIND one of {', '.join(FAULT_KINDS)} (e.g. gpu-missing@lab-w2)",
     )
+    up.add_argument(
+        "--kubernetes",
+        action="store_true",
+        help="also install the offline Kubernetes build on the nodes ('make lab-k8s' makes it), "
+        "so that 'gpurack run site' ends with a cluster",
+    )
     up.set_defaults(handler=handle_up)
 
     verbs.add_parser("status", help="the lab's hosts, addresses, profiles and faults").set_defaults(
@@ -52,22 +58,28 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def handle_up(args: argparse.Namespace) -> int:
     """`gpurack lab up`."""
-    total = 5 + 3 * (args.workers + 1)
+    total = 6 + 3 * (args.workers + 1)
     with render.progress("lab up", total) as step:
-        result = rack.up(args.workers, args.profile, args.fault, step)
+        result = rack.up(args.workers, args.profile, args.fault, step, kubernetes=args.kubernetes)
     view.up_summary(result, rack.status(result.state), str(rack.hosts_file().parent))
     return int(ExitCode.OK)
 
 
 def handle_status(args: argparse.Namespace) -> int:
-    """`gpurack lab status`: exit 0 when every host runs, 1 when some do not, 0 with a note when no lab."""
+    """`gpurack lab status`: exit 0 when every host runs (and, with Kubernetes, every node is Ready),
+    1 otherwise, 0 with a note when there is no lab."""
     state = load(rack.state_file())
     if state is None:
         print("no lab (start one with 'gpurack lab up')")
         return int(ExitCode.OK)
     rows = rack.status(state)
     view.status_table(rows)
-    return int(ExitCode.OK if all(r.state == "running" for r in rows) else ExitCode.FAILED)
+    healthy = all(r.state == "running" for r in rows)
+    if state.kubernetes:
+        node_rows = nodes.read(lab_kubernetes.kubeconfig())
+        view.nodes_table(node_rows)
+        healthy = healthy and not isinstance(node_rows, str) and all(n.ready for n in node_rows)
+    return int(ExitCode.OK if healthy else ExitCode.FAILED)
 
 
 def handle_ssh(args: argparse.Namespace) -> int:

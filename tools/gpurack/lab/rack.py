@@ -8,11 +8,11 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from gpurack.errors import ExitCode, GpurackError, UsageError
-from gpurack.lab import disks, docker, faults, inventory_writer, profiles, shims
+from gpurack.lab import disks, docker, faults, inventory_writer, lab_kubernetes, profiles, shims
 from gpurack.lab.state import (
     CONTROL_PLANE,
     GATEWAY,
@@ -133,22 +133,30 @@ def _try_faults(profile: profiles.Profile, own: tuple[faults.Fault, ...]) -> Non
             faults.apply(fault, copy)
 
 
-def up(workers: int, profile_specs: Sequence[str], fault_specs: Sequence[str], step: Step) -> UpResult:
-    """Start the lab, or report the running one.
+def up(
+    workers: int,
+    profile_specs: Sequence[str],
+    fault_specs: Sequence[str],
+    step: Step,
+    *,
+    kubernetes: bool = False,
+) -> UpResult:
+    """Start the lab, grow a running one by the workers it lacks, or report it unchanged.
+
+    With `kubernetes`, or on a lab that already has it, the offline Kubernetes build is
+    installed on every node (playbooks/lab_kubernetes.yml) after the containers are up.
 
     Raises:
-        UsageError: bad arguments, or a half-built lab is in the way.
-        LabError, DockerError, DiskError: a step failed; what was started is torn down again.
+        UsageError: bad arguments, a half-built lab in the way, or a change a running lab cannot take.
+        LabError, DockerError, DiskError: a step failed; containers started by this call are removed.
     """
     started = time.monotonic()
     planned = plan(workers, profile_specs, fault_specs)
     existing = load(state_file())
     if existing is not None:
-        statuses = status(existing)
-        if all(s.state == "running" for s in statuses):
-            return UpResult(existing, already_up=True)
-        broken = ", ".join(f"{s.host.name} {s.state}" for s in statuses if s.state != "running")
-        raise UsageError(f"the lab is partly up ({broken}); run 'gpurack lab down' first")
+        return _update(existing, planned, step, kubernetes, started)
+    if kubernetes:
+        lab_kubernetes.require_build()
     step("Docker engine")
     engine = docker.ensure_engine()
     leftovers = [c.name for c in docker.lab_containers()]
@@ -156,15 +164,6 @@ def up(workers: int, profile_specs: Sequence[str], fault_specs: Sequence[str], s
         raise UsageError(f"lab containers without lab state: {', '.join(leftovers)}; run 'gpurack lab down'")
     step("node image")
     image, cached = docker.ensure_image(build_script())
-    try:
-        state = _build(planned, image, step)
-    except BaseException:
-        teardown(purge=False)
-        raise
-    return UpResult(state, False, engine, cached, time.monotonic() - started)
-
-
-def _build(planned: list[Planned], image: str, step: Step) -> LabState:
     root = lab_dir()
     root.mkdir(parents=True, exist_ok=True)
     step("SSH key")
@@ -172,8 +171,82 @@ def _build(planned: list[Planned], image: str, step: Step) -> LabState:
     step(f"network {NETWORK} ({SUBNET})")
     docker.remove_network(NETWORK)
     docker.create_network(NETWORK, SUBNET, GATEWAY)
+    try:
+        state = _start(LabState(image, NETWORK, SUBNET, str(key), (), kubernetes), planned, step)
+    except BaseException:
+        teardown(purge=False)
+        raise
+    if kubernetes:
+        lab_kubernetes.install(step)
+    return UpResult(state, False, engine, cached, time.monotonic() - started)
+
+
+def _update(
+    existing: LabState, planned: list[Planned], step: Step, kubernetes: bool, started: float
+) -> UpResult:
+    """`lab up` on a running lab: add the workers it lacks and/or Kubernetes, else change nothing."""
+    statuses = status(existing)
+    if not all(s.state == "running" for s in statuses):
+        broken = ", ".join(f"{s.host.name} {s.state}" for s in statuses if s.state != "running")
+        raise UsageError(f"the lab is partly up ({broken}); run 'gpurack lab down' first")
+    new = _growth(existing, planned)
+    wants_kubernetes = kubernetes or existing.kubernetes
+    if not new and wants_kubernetes == existing.kubernetes:
+        return UpResult(existing, already_up=True)
+    if wants_kubernetes:
+        lab_kubernetes.require_build()
+    state = replace(existing, kubernetes=wants_kubernetes)
+    if new:
+        try:
+            state = _start(state, new, step)
+        except BaseException:
+            _remove_hosts([h for h, _, _ in new])
+            save(existing, state_file())
+            inventory_writer.write(existing, hosts_file())
+            raise
+    else:
+        save(state, state_file())
+        inventory_writer.write(state, hosts_file())
+    if wants_kubernetes:
+        lab_kubernetes.install(step)
+    return UpResult(state, False, seconds=time.monotonic() - started)
+
+
+def _growth(existing: LabState, planned: list[Planned]) -> list[Planned]:
+    """The planned hosts a running lab lacks; the hosts it has must be planned unchanged.
+
+    Raises:
+        UsageError: the plan drops a host or gives a running one another profile or faults.
+    """
+    running = {h.name: h for h in existing.hosts}
+    for host, _, _ in planned:
+        have = running.get(host.name)
+        if have is not None and (have.profile, have.faults) != (host.profile, host.faults):
+            raise UsageError(
+                f"{host.name} runs profile {have.profile} with faults {list(have.faults)}, "
+                f"not {host.profile} with {list(host.faults)}; run 'gpurack lab down' first to change it"
+            )
+    dropped = sorted(set(running) - {h.name for h, _, _ in planned})
+    if dropped:
+        raise UsageError(
+            f"the lab runs {', '.join(dropped)} too; a running lab only grows "
+            "('gpurack lab down' to shrink it)"
+        )
+    return [p for p in planned if p[0].name not in running]
+
+
+def _remove_hosts(hosts: Sequence[LabHost]) -> None:
+    """Remove containers and disks of hosts a failed grow started."""
+    for host in hosts:
+        docker.remove_container(host.name)
+        disks.detach_under(lab_dir() / "hosts" / host.name)
+
+
+def _start(state: LabState, planned: list[Planned], step: Step) -> LabState:
+    """Start the planned hosts beside the lab's, provision them, write state and inventory."""
+    root = lab_dir()
+    key = Path(state.key)
     hosts: list[LabHost] = []
-    state = LabState(image, NETWORK, SUBNET, str(key), ())
     for host, _, _ in planned:
         step(f"start {host.name}")
         attached: tuple[disks.Disk, ...] = ()
@@ -181,15 +254,15 @@ def _build(planned: list[Planned], image: str, step: Step) -> LabState:
             attached = tuple(disks.create(root / "hosts" / host.name / "disks"))
         docker.run_container(
             host.name,
-            image,
-            network=NETWORK,
+            state.image,
+            network=state.network,
             ip=host.ip,
             memory=MEMORY,
             devices=[(d.loop, d.device) for d in attached],
         )
         hosts.append(LabHost(host.name, host.role, host.ip, host.profile, host.group, host.faults, attached))
         # Saved after each container, so `lab down` finds everything even if up is killed.
-        state = LabState(image, NETWORK, SUBNET, str(key), tuple(hosts))
+        state = replace(state, hosts=(*state.hosts, hosts[-1]))
         save(state, state_file())
     for (_, profile, own_faults), host in zip(planned, hosts, strict=True):
         step(f"profile {profile.name} on {host.name}")

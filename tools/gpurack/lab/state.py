@@ -61,6 +61,8 @@ class LabState:
     subnet: str
     key: str
     hosts: tuple[LabHost, ...] = field(default_factory=tuple)
+    # Kubernetes from the offline build was installed (`lab up --kubernetes`).
+    kubernetes: bool = False
 
     @property
     def workers(self) -> tuple[LabHost, ...]:

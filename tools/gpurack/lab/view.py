@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from gpurack.lab.nodes import NodeRow
 from gpurack.lab.rack import DownResult, HostStatus, UpResult
 
 STATE_STYLE = {"running": "green", "missing": "bold red"}
@@ -39,6 +40,37 @@ def status_table(rows: Sequence[HostStatus], title: str = "lab") -> None:
     _console().print(table)
 
 
+def nodes_table(rows: Sequence[NodeRow] | str) -> None:
+    """The Kubernetes nodes: readiness, version, gpurack labels, taints, GPUs; or why there are none."""
+    console = _console()
+    if isinstance(rows, str):
+        console.print(f"Kubernetes: {rows}")
+        return
+    table = Table(title="Kubernetes nodes", title_justify="left")
+    for column in (
+        "node",
+        "status",
+        "version",
+        "pool",
+        "accelerator",
+        "topology",
+        "fabric",
+        "taints",
+        "GPUs",
+    ):
+        table.add_column(column)
+    for row in rows:
+        table.add_row(
+            row.name,
+            Text("Ready" if row.ready else "NotReady", style="green" if row.ready else "bold red"),
+            row.version,
+            *(row.labels.get(k, "-") for k in ("pool", "accelerator", "topology", "fabric")),
+            "\n".join(row.taints) or "-",
+            row.gpus,
+        )
+    console.print(table)
+
+
 def up_summary(result: UpResult, rows: Sequence[HostStatus], inventory: str) -> None:
     """The status table, then how to use the lab."""
     console = _console()
@@ -51,7 +83,11 @@ def up_summary(result: UpResult, rows: Sequence[HostStatus], inventory: str) -> 
             f"lab up in {result.seconds:.1f} s (Docker {result.engine}, image {result.state.image} {image})"
         )
     console.print(f"inventory: {inventory}")
-    console.print(f"next: gpurack run preflight -i {inventory}   |   gpurack lab ssh {rows[-1].host.name}")
+    playbook = "preflight"
+    if result.state.kubernetes:
+        console.print("Kubernetes: installed on every node from the offline build (not yet joined)")
+        playbook = "site"
+    console.print(f"next: gpurack run {playbook} -i {inventory}   |   gpurack lab ssh {rows[-1].host.name}")
 
 
 def down_summary(result: DownResult) -> None:

@@ -1,0 +1,270 @@
+#!/usr/bin/python
+# Copyright: (c) 2026, gpurack maintainers
+# Apache License 2.0 (see LICENSE)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: k8s_node_metadata
+short_description: Keep a Kubernetes Node's gpurack labels, taints and validation state as desired
+description:
+  - Makes the labels and taints gpurack owns on one Node equal to O(labels) and O(taints), and lets
+    the C(gpurack.io/validating:NoSchedule) taint follow O(validation).
+  - gpurack owns every C(gpurack.io/*) label, every C(gpurack.io/*) taint except C(gpurack.io/validating),
+    and the other keys it set before, which it lists in the annotations C(gpurack.io/managed-labels) and
+    C(gpurack.io/managed-taints). An owned label or taint that is no longer desired is removed. Labels and
+    taints it does not own (the kubelet's, C(node.kubernetes.io/*), an administrator's) are never touched.
+  - O(validation=pass) removes the validating taint and the annotation C(gpurack.io/validation-failed);
+    O(validation=fail) adds the taint when missing and sets that annotation to O(validation_reason);
+    O(validation=unknown) leaves both as they are.
+  - Runs on the controller (delegated to C(localhost)) with an admin kubeconfig. The patch carries the
+    Node's C(resourceVersion), so a concurrent change (the node lifecycle controller edits taints too)
+    makes the API server answer 409 Conflict; the module then reads the Node again and re-plans, up to
+    O(retries) times.
+version_added: "0.1.0"
+author: gpurack maintainers
+requirements:
+  - kubernetes (the Python client)
+options:
+  kubeconfig:
+    description: Path of the kubeconfig file on the controller.
+    type: path
+    required: true
+  context:
+    description: Context of the kubeconfig to use; the current context when omitted.
+    type: str
+  name:
+    description: Name of the Node (the node's C(nodeRegistration.name), normally the inventory hostname).
+    type: str
+    required: true
+  labels:
+    description:
+      - Every label gpurack wants on the Node, key to value.
+      - Restricted keys such as C(node-role.kubernetes.io/gpu) are allowed; values may be empty.
+    type: dict
+    default: {}
+  taints:
+    description:
+      - Every taint gpurack wants on the Node, each with C(key), C(value) (optional) and C(effect)
+        (C(NoSchedule), C(PreferNoSchedule) or C(NoExecute)).
+      - Must not contain C(gpurack.io/validating); use O(validation).
+    type: list
+    elements: dict
+    default: []
+  validation:
+    description: The validation verdict, which the C(gpurack.io/validating:NoSchedule) taint follows.
+    type: str
+    choices: [pass, fail, unknown]
+    default: unknown
+  validation_reason:
+    description:
+      - Why validation failed, for the annotation C(gpurack.io/validation-failed) with O(validation=fail).
+      - Made one line of at most 1000 characters; C(validation failed) when empty.
+    type: str
+    default: ""
+  retries:
+    description: How many times to read and re-plan after a 409 Conflict.
+    type: int
+    default: 5
+attributes:
+  check_mode:
+    support: full
+    description: Reads the Node and reports what would change without patching it.
+  diff_mode:
+    support: full
+    description: Shows the owned labels, the owned and validating taints and the gpurack annotations.
+notes:
+  - Node C(spec.taints) has no patch strategy, so the module sends the whole new taint list.
+  - The ownership rules are in C(docs/node-labels.md) of the collection.
+"""
+
+EXAMPLES = r"""
+- name: Set the node's labels and taints, keeping it tainted until validation passes
+  gpurack.bootstrap.k8s_node_metadata:
+    kubeconfig: ~/.kube/gpurack-kubernetes.conf
+    name: "{{ inventory_hostname }}"
+    labels:
+      gpurack.io/pool: h200-train-a
+      node-role.kubernetes.io/gpu: ""
+    taints:
+      - {key: gpurack.io/reserved, value: research, effect: NoSchedule}
+  delegate_to: localhost
+  become: false
+
+- name: Lift the validating taint after the checks passed
+  gpurack.bootstrap.k8s_node_metadata:
+    kubeconfig: ~/.kube/gpurack-kubernetes.conf
+    name: "{{ inventory_hostname }}"
+    labels: "{{ __node_labels_labels }}"
+    taints: "{{ __node_labels_taints }}"
+    validation: pass
+  delegate_to: localhost
+  become: false
+"""
+
+RETURN = r"""
+node:
+  description: Name of the Node.
+  returned: always
+  type: str
+  sample: gpu01
+labels:
+  description: All labels of the Node after the change (or, in check mode, as they would be).
+  returned: success
+  type: dict
+  sample: {gpurack.io/pool: h200-train-a, kubernetes.io/hostname: gpu01, node-role.kubernetes.io/gpu: ""}
+taints:
+  description: All taints of the Node after the change (C(value) is empty when unset).
+  returned: success
+  type: list
+  elements: dict
+  sample: [{key: gpurack.io/validating, value: "", effect: NoSchedule}]
+annotations:
+  description: The C(gpurack.io/*) annotations of the Node after the change.
+  returned: success
+  type: dict
+  sample:
+    gpurack.io/managed-labels: node-role.kubernetes.io/gpu
+    gpurack.io/validation-failed: "gpu.count: 1 GPUs found, expected 8"
+diff:
+  description: Owned labels, owned and validating taints, and gpurack annotations before and after.
+  returned: when diff mode is on
+  type: dict
+  sample:
+    before: {labels: {}, taints: ["gpurack.io/validating:NoSchedule"], annotations: {}}
+    after: {labels: {gpurack.io/pool: h200-train-a}, taints: [], annotations: {}}
+"""
+
+import json
+import traceback
+from types import ModuleType
+from typing import Any
+
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._node_metadata import (
+    PREFIX,
+    desired_errors,
+    metadata_from_node,
+    node_metadata,
+    plan,
+)
+
+
+def _kubernetes(module: AnsibleModule) -> tuple[ModuleType, ModuleType]:
+    # Imported here so that the documentation and the argument checks work without the client.
+    try:
+        import kubernetes  # noqa: PLC0415
+        import kubernetes.client  # noqa: PLC0415
+        import kubernetes.config  # noqa: PLC0415
+        import urllib3  # noqa: PLC0415  (a dependency of kubernetes)
+    except ImportError:
+        module.fail_json(msg=missing_required_lib("kubernetes"), exception=traceback.format_exc())
+    return kubernetes, urllib3
+
+
+def _api_error(exc: Any) -> str:
+    """HTTP status, reason and the API server's message of an ApiException."""
+    text = f"HTTP {exc.status} {exc.reason}"
+    try:
+        message = json.loads(exc.body or "{}").get("message")
+    except (ValueError, AttributeError):
+        message = None
+    return f"{text}: {message}" if message else text
+
+
+def main() -> None:
+    module = AnsibleModule(
+        argument_spec={
+            "kubeconfig": {"type": "path", "required": True},
+            "context": {"type": "str"},
+            "name": {"type": "str", "required": True},
+            "labels": {"type": "dict", "default": {}},
+            "taints": {"type": "list", "elements": "dict", "default": []},
+            "validation": {"type": "str", "choices": ["pass", "fail", "unknown"], "default": "unknown"},
+            "validation_reason": {"type": "str", "default": ""},
+            "retries": {"type": "int", "default": 5},
+        },
+        supports_check_mode=True,
+    )
+    p = module.params
+    name, kubeconfig = p["name"], p["kubeconfig"]
+    where = f"node {name} (kubeconfig {kubeconfig})"
+    if errors := desired_errors(p["labels"], p["taints"]):
+        module.fail_json(msg=f"Invalid labels or taints for node {name}: " + "; ".join(errors), errors=errors)
+
+    k8s, urllib3 = _kubernetes(module)
+    api_exception = k8s.client.exceptions.ApiException
+    try:
+        api_client = k8s.config.new_client_from_config(config_file=kubeconfig, context=p["context"])
+    except (k8s.config.ConfigException, OSError, ValueError) as exc:
+        module.fail_json(msg=f"Could not load kubeconfig {kubeconfig}: {exc}")
+    api = k8s.client.CoreV1Api(api_client)
+
+    def call(doing: str, request: Any, *args: Any, conflict_ok: bool = False) -> dict[str, Any] | None:
+        """The Node the API returns as a dict; None on a 409 when `conflict_ok`."""
+        try:
+            node: dict[str, Any] = api_client.sanitize_for_serialization(request(name, *args))
+        except api_exception as exc:
+            if exc.status == 404:
+                module.fail_json(
+                    msg=f"Node {name} is not in the cluster (kubeconfig {kubeconfig}): "
+                    "join it first (playbooks/join.yml).",
+                    status=404,
+                )
+            if exc.status == 409 and conflict_ok:
+                return None
+            module.fail_json(
+                msg=f"Could not {doing} {where}: {_api_error(exc)}", status=exc.status, reason=exc.reason
+            )
+        except urllib3.exceptions.HTTPError as exc:
+            module.fail_json(msg=f"Could not reach the API server to {doing} {where}: {exc}")
+        return node
+
+    attempts = max(p["retries"], 0) + 1
+    for attempt in range(1, attempts + 1):
+        node = call("read", api.read_node) or {}
+        steps = plan(
+            metadata_from_node(node), p["labels"], p["taints"], p["validation"], p["validation_reason"]
+        )
+        after = steps.result
+        if not steps.changed or module.check_mode:
+            break
+        # patch_node sends a dict as a strategic merge patch. Node spec.taints has no patch
+        # strategy, so our full list replaces the old one. metadata.resourceVersion makes the
+        # API server refuse (409) a patch planned on a Node that changed since we read it: the
+        # node lifecycle controller edits taints too.
+        body = dict(steps.patch)
+        body["metadata"] = {
+            **steps.patch.get("metadata", {}),
+            "resourceVersion": node["metadata"]["resourceVersion"],
+        }
+        patched = call("patch", api.patch_node, body, conflict_ok=True)
+        if patched is not None:
+            after = node_metadata(metadata_from_node(patched))
+            break
+        if attempt == attempts:
+            module.fail_json(
+                msg=f"Could not patch {where}: it changed under us (409 Conflict) {attempts} times in a row",
+                status=409,
+            )
+
+    result: dict[str, Any] = {
+        "changed": steps.changed,
+        "node": name,
+        "labels": after.labels,
+        "taints": after.taints,
+        "annotations": {k: v for k, v in sorted(after.annotations.items()) if k.startswith(PREFIX)},
+    }
+    if module._diff:
+        result["diff"] = {
+            "before_header": f"node/{name}",
+            "after_header": f"node/{name}",
+            "before": steps.before,
+            "after": steps.after,
+        }
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()
