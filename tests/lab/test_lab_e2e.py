@@ -5,30 +5,14 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
 from gpurack import cli
 from gpurack.lab import disks, docker, rack
-from gpurack.lab.state import NETWORK, lab_dir, load
-from lab_helpers import docker_unusable
+from gpurack.lab.state import NETWORK, lab_dir
+from lab_helpers import docker_unusable, json_run, ssh
 
 pytestmark = pytest.mark.lab
-
-
-def _json_run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, Any]]:
-    code = cli.main([*argv, "--json"])
-    out = capsys.readouterr().out
-    return code, json.loads(out[out.index("{") :])
-
-
-def _ssh(host: str, command: str) -> subprocess.CompletedProcess[str]:
-    state = load(rack.state_file())
-    assert state is not None
-    target = state.host(host)
-    assert target is not None
-    argv = rack.ssh_argv(target, state.key, [command], batch=True)
-    return subprocess.run(argv, capture_output=True, text=True, check=False, timeout=60)
 
 
 def test_lab_up_preflight_prepare_down_leaves_nothing(
@@ -47,14 +31,14 @@ def test_lab_up_preflight_prepare_down_leaves_nothing(
         assert cli.main(up) == 0, "a second lab up must report the running lab"
         assert "lab already up" in capsys.readouterr().out
 
-        assert _ssh("lab-w1", "hostname").stdout.strip() == "lab-w1"
-        smi = _ssh("lab-w1", "nvidia-smi -q")
+        assert ssh("lab-w1", "hostname").stdout.strip() == "lab-w1"
+        smi = ssh("lab-w1", "nvidia-smi -q")
         assert smi.returncode == 0
         assert "Attached GPUs                             : 8" in smi.stdout
-        assert _ssh("lab-w2", "nvidia-smi dmon").returncode == 2
-        assert _ssh("lab-w2", "test -b /dev/nvme0n1 && test -b /dev/nvme1n1").returncode == 0
+        assert ssh("lab-w2", "nvidia-smi dmon").returncode == 2
+        assert ssh("lab-w2", "test -b /dev/nvme0n1 && test -b /dev/nvme1n1").returncode == 0
 
-        code, result = _json_run(
+        code, result = json_run(
             ["run", "preflight", "-i", inventory, "-e", f"preflight_report_dir={reports}"], capsys
         )
         assert code == 1, result
@@ -75,18 +59,18 @@ def test_lab_up_preflight_prepare_down_leaves_nothing(
 
         # Prepare the worker that passed preflight, twice: the second run changes nothing.
         healthy_only = ["-l", "lab-w1"]
-        code, first = _json_run(["run", "prepare", "-i", inventory, *healthy_only], capsys)
+        code, first = json_run(["run", "prepare", "-i", inventory, *healthy_only], capsys)
         assert code == 0, first
         assert first["hosts"][0]["changed"] > 0, first
-        code, second = _json_run(["run", "prepare", "-i", inventory, *healthy_only], capsys)
+        code, second = json_run(["run", "prepare", "-i", inventory, *healthy_only], capsys)
         assert code == 0, second
         assert all(h["changed"] == 0 for h in second["hosts"]), second
         # The converged state, read over SSH: scratch XFS mounted, containerd running,
         # sysctls persisted, and nvidia-peermem loaded at boot (the profile has GPUs and RDMA).
-        assert "xfs" in _ssh("lab-w1", "findmnt -n -o FSTYPE /raid").stdout
-        assert _ssh("lab-w1", "systemctl is-active containerd").stdout.strip() == "active"
-        assert "net.ipv4.ip_forward" in _ssh("lab-w1", "cat /etc/sysctl.d/90-gpurack.conf").stdout
-        assert "nvidia-peermem" in _ssh("lab-w1", "cat /etc/modules-load.d/nvidia-peermem.conf").stdout
+        assert "xfs" in ssh("lab-w1", "findmnt -n -o FSTYPE /raid").stdout
+        assert ssh("lab-w1", "systemctl is-active containerd").stdout.strip() == "active"
+        assert "net.ipv4.ip_forward" in ssh("lab-w1", "cat /etc/sysctl.d/90-gpurack.conf").stdout
+        assert "nvidia-peermem" in ssh("lab-w1", "cat /etc/modules-load.d/nvidia-peermem.conf").stdout
     finally:
         assert cli.main(["lab", "down"]) == 0
 

@@ -7,8 +7,6 @@ facts, validation lifting the validating taint; asserted through the kubernetes 
 
 from __future__ import annotations
 
-import json
-import subprocess
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -17,9 +15,8 @@ import pytest
 import yaml
 from gpurack import cli
 from gpurack.lab import docker, lab_kubernetes, rack
-from gpurack.lab.state import load
 from kubernetes import client, config
-from lab_helpers import docker_unusable
+from lab_helpers import docker_unusable, json_run, ssh
 
 pytestmark = pytest.mark.kubernetes
 
@@ -41,12 +38,6 @@ POOL_HGX = {
     "gpurack.io/sharing": "full-gpu",
 }
 HOST_VARS = rack.hosts_file().parent / "host_vars"
-
-
-def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, Any]]:
-    code = cli.main([*argv, "--json"])
-    out = capsys.readouterr().out
-    return code, json.loads(out[out.index("{") :])
 
 
 def _wait(what: str, probe: Callable[[], Any], timeout_s: float = 180.0) -> Any:
@@ -101,7 +92,7 @@ def lab() -> Iterator[None]:
 def test_site_builds_a_labelled_validated_cluster(lab: None, capsys: pytest.CaptureFixture[str]) -> None:
     inventory = str(rack.hosts_file().parent)
     capsys.readouterr()
-    code, first = _run(["run", "site", "-i", inventory], capsys)
+    code, first = json_run(["run", "site", "-i", inventory], capsys)
     assert code == 0, first
     config.load_kube_config(config_file=str(lab_kubernetes.kubeconfig()))
     core = client.CoreV1Api()
@@ -140,7 +131,7 @@ def test_site_builds_a_labelled_validated_cluster(lab: None, capsys: pytest.Capt
     _assert_pod_network(core)
 
     # A second run changes nothing.
-    code, second = _run(["run", "site", "-i", inventory], capsys)
+    code, second = json_run(["run", "site", "-i", inventory], capsys)
     assert code == 0, second
     assert [h for h in second["hosts"] if h["changed"]] == [], second
 
@@ -155,11 +146,11 @@ def test_site_builds_a_labelled_validated_cluster(lab: None, capsys: pytest.Capt
     (HOST_VARS / "lab-w1.yml").write_text(
         yaml.safe_dump({"gpurack_pool": {**pool, "labels": {"team": "vision"}}})
     )
-    code, added = _run(["run", "site", "-i", inventory, "-l", "lab-w1"], capsys)
+    code, added = json_run(["run", "site", "-i", inventory, "-l", "lab-w1"], capsys)
     assert code == 0, added
     assert core.read_node("lab-w1").metadata.labels.get("team") == "vision"
     (HOST_VARS / "lab-w1.yml").unlink()
-    code, removed = _run(["run", "site", "-i", inventory, "-l", "lab-w1"], capsys)
+    code, removed = json_run(["run", "site", "-i", inventory, "-l", "lab-w1"], capsys)
     assert code == 0, removed
     assert [h["changed"] for h in removed["hosts"]] == [1], removed
     w1 = core.read_node("lab-w1")
@@ -167,7 +158,7 @@ def test_site_builds_a_labelled_validated_cluster(lab: None, capsys: pytest.Capt
     assert _gpurack_labels(w1) == POOL_H200
 
     # A failed validation puts the validating taint back and says why; a pass lifts it.
-    code, failed = _run(
+    code, failed = json_run(
         [
             "run",
             "validate",
@@ -184,17 +175,17 @@ def test_site_builds_a_labelled_validated_cluster(lab: None, capsys: pytest.Capt
     w1 = core.read_node("lab-w1")
     assert ("gpurack.io/validating", "", "NoSchedule") in _taints(w1)
     assert "gpu.count" in w1.metadata.annotations["gpurack.io/validation-failed"]
-    code, passed = _run(["run", "validate", "-i", inventory, "-l", "lab-w1"], capsys)
+    code, passed = json_run(["run", "validate", "-i", inventory, "-l", "lab-w1"], capsys)
     assert code == 0, passed
     w1 = core.read_node("lab-w1")
     assert _taints(w1) == [_pool_taint("lab-h200x1")]
     assert "gpurack.io/validation-failed" not in (w1.metadata.annotations or {})
 
     # A re-imaged host whose old Node is still there is refused, then replaced on request.
-    assert _ssh("lab-w2", "kubeadm reset --force").returncode == 0
-    code, refused = _run(["run", "site", "-i", inventory, "-l", "lab-w2"], capsys)
+    assert ssh("lab-w2", "kubeadm reset --force").returncode == 0
+    code, refused = json_run(["run", "site", "-i", inventory, "-l", "lab-w2"], capsys)
     assert code != 0 and refused["failed"] == ["lab-w2"], refused
-    code, rejoined = _run(
+    code, rejoined = json_run(
         ["run", "site", "-i", inventory, "-l", "lab-w2", "-e", "kubeadm_join_replace_stale=true"], capsys
     )
     assert code == 0, rejoined
@@ -206,22 +197,13 @@ def test_site_builds_a_labelled_validated_cluster(lab: None, capsys: pytest.Capt
     before = {n: _metadata(core, n) for n in ("lab-w1", "lab-w2")}
     assert cli.main(["lab", "up", "--workers", "3", *PROFILES, "--kubernetes"]) == 0
     capsys.readouterr()
-    code, grown = _run(["run", "site", "-i", inventory, "-l", "lab-w3"], capsys)
+    code, grown = json_run(["run", "site", "-i", inventory, "-l", "lab-w3"], capsys)
     assert code == 0, grown
     assert [h["host"] for h in grown["hosts"]] == ["lab-w3"], grown
     w3 = _wait("lab-w3 Ready", lambda: _ready(node := core.read_node("lab-w3")) and node)
     assert _gpurack_labels(w3) == POOL_HGX
     assert _taints(w3) == [_pool_taint("lab-hgx-h100x8-ib")]
     assert {n: _metadata(core, n) for n in ("lab-w1", "lab-w2")} == before
-
-
-def _ssh(host: str, command: str) -> subprocess.CompletedProcess[str]:
-    state = load(rack.state_file())
-    assert state is not None
-    target = state.host(host)
-    assert target is not None
-    argv = rack.ssh_argv(target, state.key, [command], batch=True)
-    return subprocess.run(argv, capture_output=True, text=True, check=False, timeout=120)
 
 
 def _metadata(core: Any, name: str) -> tuple[Any, ...]:
