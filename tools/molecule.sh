@@ -15,7 +15,8 @@
 # on the way out, also on failure or Ctrl-C. Only loop devices this script attached are
 # touched: never the machine's disks.
 #
-# Needs root (losetup, dockerd), docker.io and debootstrap (Debian packages).
+# Needs root (losetup, dockerd), docker.io, debootstrap and, for nvme_scratch_raid0, QEMU
+# (qemu-system-x86, qemu-utils): Debian packages tools/setup.sh installs.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -148,12 +149,12 @@ for s in "${SCENARIOS[@]}"; do
 done
 
 echo
-printf '| %-14s | %-20s | %11s | %14s | %8s | %8s |\n' scenario result converge_s idempotence_s check_s total_s
-printf '|%s|%s|%s|%s|%s|%s|\n' "$(printf -- '-%.0s' {1..16})" "$(printf -- '-%.0s' {1..22})" \
+printf '| %-18s | %-20s | %11s | %14s | %8s | %8s |\n' scenario result converge_s idempotence_s check_s total_s
+printf '|%s|%s|%s|%s|%s|%s|\n' "$(printf -- '-%.0s' {1..20})" "$(printf -- '-%.0s' {1..22})" \
   "$(printf -- '-%.0s' {1..13})" "$(printf -- '-%.0s' {1..16})" "$(printf -- '-%.0s' {1..10})" "$(printf -- '-%.0s' {1..10})"
 rc=0
 for s in "${SCENARIOS[@]}"; do
-  printf '| %-14s | %-20s | %11s | %14s | %8s | %8s |\n' "$s" "${RESULT[$s]}" "${CONVERGE[$s]:--}" \
+  printf '| %-18s | %-20s | %11s | %14s | %8s | %8s |\n' "$s" "${RESULT[$s]}" "${CONVERGE[$s]:--}" \
     "${IDEMPOTENCE[$s]:--}" "${CHECK[$s]:--}" "${TOTAL[$s]}"
   [[ ${RESULT[$s]} == passed ]] || rc=1
 done

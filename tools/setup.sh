@@ -11,12 +11,15 @@ if ! command -v "$python" >/dev/null 2>&1; then
   exit 64
 fi
 # System packages: a real PostgreSQL server for the inventory DB tests; the Docker engine,
-# debootstrap and an SSH client for Molecule and the lab rack.
+# debootstrap, QEMU and an SSH client for Molecule and the lab rack.
 need=()
 compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || need+=(postgresql)
 command -v dockerd >/dev/null || need+=(docker.io)
 command -v debootstrap >/dev/null || need+=(debootstrap)
 command -v ssh >/dev/null || need+=(openssh-client)
+# The nvme_scratch_raid0 Molecule scenario boots a VM (these machines' kernel has no md).
+command -v qemu-system-x86_64 >/dev/null || need+=(qemu-system-x86)
+command -v qemu-img >/dev/null || need+=(qemu-utils)
 # The offline Kubernetes build (make lab-k8s) links runc against libseccomp.
 dpkg -s libseccomp-dev >/dev/null 2>&1 || need+=(libseccomp-dev)
 command -v pkg-config >/dev/null || need+=(pkg-config)

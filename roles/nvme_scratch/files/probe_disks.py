@@ -118,6 +118,7 @@ def describe(path, md_name, fs_label, os_set, mount_table):
         "mounted": [],
         "partitions": [],
         "holders": [],
+        "md_holder": "",
         "fstype": "",
         "label": "",
         "ours": False,
@@ -135,6 +136,10 @@ def describe(path, md_name, fs_label, os_set, mount_table):
     )
     part_devnos = {parse_devno(read(os.path.join(real, name, "dev"))) for name in disk["partitions"]}
     disk["holders"] = sorted(os.listdir(os.path.join(real, "holders")))
+    # The running md array that holds this disk, whatever name it was assembled under (an
+    # initramfs without our mdadm.conf line assembles it as /dev/md127).
+    md_holders = [name for name in disk["holders"] if os.path.isdir(os.path.join("/sys/block", name, "md"))]
+    disk["md_holder"] = "/dev/" + md_holders[0] if md_holders else ""
     disk["os_disk"] = devno in os_set
     disk["mounted"] = sorted({mp for dn, _, mp in mount_table if dn == devno or dn in part_devnos})
     try:
