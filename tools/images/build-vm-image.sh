@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build the gpurack VM image: Debian 12 with its own kernel (linux-image-amd64), for the
 # tests that need a kernel feature the build machines' kernel lacks. The one user today is
-# the nvme_scratch_md Molecule scenario: these machines' kernel has no md driver
+# the nvme_scratch_raid0 Molecule scenario: these machines' kernel has no md driver
 # (CONFIG_BLK_DEV_MD), so a RAID0 can only be built inside a VM with Debian's kernel,
 # under QEMU's software emulation (KVM does not work here: shared/notes/lab-host-facts.md).
 #
@@ -65,7 +65,7 @@ printf 'deb %s %s main\ndeb %s %s-updates main\ndeb http://security.debian.org/d
   "$MIRROR" "$SUITE" "$MIRROR" "$SUITE" "$SUITE" >"$rootfs/etc/apt/sources.list"
 rm -f "$rootfs"/var/cache/apt/archives/*.deb
 # initramfs with the modules this VM uses, not most of them: update-initramfs inside the
-# emulated VM then takes seconds, not minutes. (The first initrd, made in the chroot on
+# emulated VM then takes about 2 minutes instead of 10. (The first initrd, made in the chroot on
 # the host, keeps MODULES=most: the chroot cannot tell which modules the VM needs.)
 printf 'MODULES=dep\n' >"$rootfs/etc/initramfs-tools/conf.d/gpurack-vm.conf"
 

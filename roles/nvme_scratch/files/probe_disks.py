@@ -160,11 +160,9 @@ def main(argv):
     md_name, fs_label, paths = argv[1], argv[2], argv[3:]
     mount_table = mounts()
     os_set = os_disks(mount_table)
-    md_path = "/dev/md/" + md_name
     json.dump(
         {
             "md_available": os.path.exists("/proc/mdstat"),
-            "md_present": os.path.exists(md_path),
             "disks": [describe(path, md_name, fs_label, os_set, mount_table) for path in paths],
         },
         sys.stdout,
