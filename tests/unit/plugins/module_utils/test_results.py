@@ -68,4 +68,4 @@ def test_sort_puts_failures_first_and_skips_last() -> None:
         CheckResult("f", "fail"),
         CheckResult("w", "warn"),
     ]
-    assert [r.id for r in sort_results(results)] == ["fail", "warn", "pass", "skip"]
+    assert [r.id for r in sort_results(results)] == ["f", "w", "p", "s"]
