@@ -9,6 +9,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml requirements/constraints.txt | sha256sum | cut -c1-16)
 POOL ?= inventory/example/group_vars/h200_inference/expect.yml
 CAPTURE ?= .gpurack/capture-local
+# Unit tests run on every core (pytest-xdist); PYTEST_WORKERS=0 runs them in one process.
+PYTEST_WORKERS ?= auto
 LAB_PROFILES ?= --profile hgx-h100x8-ib --profile h200x1
 
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
@@ -37,7 +39,11 @@ validate-local: setup ## Capture this machine and validate it against an example
 	$(BIN)/gpurack capture --force --output $(CAPTURE)
 	$(BIN)/gpurack validate --from-capture $(CAPTURE) --expect $(POOL)
 
-test: setup lint unit molecule lab-test lab-k8s-test ## Every test: linters, syntax, unit, CLI, DB, Molecule, lab, lab Kubernetes
+# The stages of `make test`, in order; tools/run-stages.sh times each and ends with a table.
+TEST_STAGES ?= lint unit lab-k8s molecule lab-test lab-k8s-test
+
+test: setup ## Every test: linters, syntax, unit, CLI, DB, Molecule, lab, lab Kubernetes (a table of stage seconds at the end)
+	tools/run-stages.sh $(TEST_STAGES)
 
 lint: setup syntax ## ruff, mypy, yamllint, ansible-lint (production profile)
 	$(BIN)/ruff check .
@@ -50,7 +56,7 @@ syntax: setup ## ansible-playbook --syntax-check on every playbook
 	for p in playbooks/*.yml; do $(BIN)/ansible-playbook -i localhost, --syntax-check "$$p" >/dev/null; echo "syntax ok: $$p"; done
 
 unit: setup ## pytest: parsers, checks, filters, modules, CLI
-	$(BIN)/pytest
+	$(BIN)/pytest -n $(PYTEST_WORKERS)
 
 molecule: setup ## Every role's Molecule scenario: converge, idempotence, verify, --check --diff
 	tools/molecule.sh
