@@ -161,7 +161,10 @@ def _evidence(finding: Mapping[str, Any]) -> str:
     several = len(finding["evidence"]) > 1
     for block in finding["evidence"]:
         source = escape(block["source"] or "no source recorded")
-        out.append(f"\n{escape(block['where'])}: {source}\n" if several else f"\nSource: {source}\n")
+        # A fixed word first: a component name at the start of a line could open a list or heading.
+        out.append(
+            f"\nSource on {escape(block['where'])}: {source}\n" if several else f"\nSource: {source}\n"
+        )
         if block["lines"]:
             fence = _fence(block["lines"])
             out.append(f"\n{fence}text\n" + "\n".join(block["lines"]) + f"\n{fence}\n")
