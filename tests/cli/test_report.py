@@ -9,6 +9,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
+import gpurack
 import jsonschema
 import pytest
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_models import find_model
@@ -18,10 +19,11 @@ from gpurack.errors import ExitCode
 from gpurack.gpubench.limits import Limit, hbm_limit, pcie_limit
 from gpurack.gpubench.results import judged
 from gpurack.inventory import NodeRecord, RunRecord, open_store
+from gpurack.report.model import check_entry
 from inventory_helpers import hgx_facts
 from pg_helpers import BACKENDS, backend_url
 
-SCHEMA = Path(report.__file__).parent / "data" / "report.schema.json"
+SCHEMA = Path(gpurack.__file__).parent / "data" / "report.schema.json"  # shipped as package data
 SCRIPT = "<script>alert('x')</script>"
 # What the kernel prints for a GPU that fell off the bus (Xid 79), and lspci for a x8 link.
 XID_LINE = "NVRM: Xid (PCI:0000:9b:00): 79, pid=1234, name=python, GPU has fallen off the bus."
@@ -149,7 +151,7 @@ def test_report_escapes_reasons_and_evidence(
     md = (tmp_path / "r" / "report.md").read_text()
     page = (tmp_path / "r" / "report.html").read_text()
     assert "<script" not in page and "<script" not in md
-    assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in page
+    assert "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;" in page  # markupsafe's entity for '
     assert "&lt;script&gt;alert('x')&lt;/script&gt;" in md
     assert "LnkSta: Speed 32GT/s, Width x8 (downgraded) &lt;-- LnkCap x16" in page
     assert XID_LINE in page and XID_LINE in md  # evidence of failing checks is in both
@@ -244,7 +246,251 @@ def test_build_derives_percent_for_runs_recorded_before_it_was_stored() -> None:
         "expected": 989.4,
         "percent": None,
     }
-    check = report._check(old)
+    check = check_entry(old)
     assert check["percent"] == 81.0 and check["thresholds"] == {"pass": 75.0, "warn": 60.0}
     ratio = {"id": "gpu.burn_in_stability", "verdict": "pass", "measured": 0.996, "expected": 0.9}
-    assert report._check(ratio)["percent"] is None  # expected is a pass ratio, not a limit
+    assert check_entry(ratio)["percent"] is None  # expected is a pass ratio, not a limit
+
+
+# -- findings: repeated results grouped -------------------------------------------------------
+
+GPU_BUS = ("19", "3b", "4c", "5d", "9b", "bb", "cb", "db")
+
+
+def _clock_warning(index: int, reasons: tuple[str, ...] = ("hw_slowdown",)) -> dict[str, Any]:
+    """gpu.clocks_event_reasons as the quick tier records it for one GPU of the HGX H100 capture."""
+    comp = f"GPU {index} (0000:{GPU_BUS[index]}:00.0)"
+    return {
+        "id": "gpu.clocks_event_reasons",
+        "title": "No hardware clock slowdown",
+        "tier": "quick",
+        "component": comp,
+        "verdict": "warn",
+        "measured": list(reasons),
+        "expected": [],
+        "reason": f"{comp}: clocks held down by {', '.join(reasons)}",
+        "remediation": "check cooling (fans, inlet temperature, airflow) and the power supply",
+        "evidence": {"source": "nvidia-smi -q", "lines": [f"{comp} active clock event reasons: hw_slowdown"]},
+    }
+
+
+def _downgraded(bus: str, now: float, top: float, width: int = 4) -> dict[str, Any]:
+    """pci.downgraded as recorded for a platform bridge (measured and expected are link objects)."""
+    return {
+        "id": "pci.downgraded",
+        "title": "No downgraded PCIe links",
+        "component": f"PCI {bus}",
+        "verdict": "warn",
+        "measured": {"speed_gts": now, "width": width},
+        "expected": {"speed_gts": top, "width": width},
+        "reason": f"PCI {bus} (PCI bridge: Broadcom / LSI PEX890xx (rev b0)) links at {now} GT/s x{width}, "
+        f"capable of {top} GT/s x{width}",
+        "remediation": "reseat the device or riser",
+        "evidence": {"source": "lspci -vvv", "lines": [f"{bus} LnkSta: Speed {now}GT/s (downgraded)"]},
+    }
+
+
+def _findings(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    from gpurack.report.findings import group
+
+    return group([check_entry(r) for r in results])
+
+
+def test_findings_group_one_warning_per_gpu_into_one_row() -> None:
+    (finding,) = _findings([_clock_warning(i) for i in range(8)])
+    assert finding["where"] == "GPUs 0\N{EN DASH}7"
+    assert finding["reason"] == "clocks held down by hw_slowdown"
+    assert finding["components"] == [f"GPU {i} (0000:{b}:00.0)" for i, b in enumerate(GPU_BUS)]
+    assert [block["where"] for block in finding["evidence"]] == finding["components"]  # lines differ
+
+
+def test_findings_keep_apart_what_differs_in_verdict_reason_or_value() -> None:
+    passing = {**_clock_warning(7), "verdict": "pass", "reason": None, "remediation": None}
+    findings = _findings(
+        [
+            *(_clock_warning(i) for i in (0, 1, 2, 3, 5)),
+            _clock_warning(4, ("hw_power_brake_slowdown",)),
+            passing,
+        ]
+    )
+    assert [(f["verdict"], f["where"], f["reason"]) for f in findings] == [
+        ("warn", "GPUs 0\N{EN DASH}3, 5", "clocks held down by hw_slowdown"),
+        ("warn", "GPU 4 (0000:9b:00.0)", "GPU 4 (0000:9b:00.0): clocks held down by hw_power_brake_slowdown"),
+        ("pass", "GPU 7 (0000:db:00.0)", None),
+    ]
+
+
+def test_findings_group_pci_links_and_name_the_shared_device() -> None:
+    buses = ("0000:17:00.0", "0000:39:00.0", "0000:4a:00.0")
+    findings = _findings(
+        [*(_downgraded(b, 16.0, 32.0) for b in buses), _downgraded("0000:80:01.0", 16.0, 16.0)]
+    )
+    assert [f["where"] for f in findings] == [
+        "PCI 0000:17:00.0, 0000:39:00.0, 0000:4a:00.0",
+        "PCI 0000:80:01.0",
+    ]
+    assert findings[0]["reason"] == (
+        "PCI bridge: Broadcom / LSI PEX890xx (rev b0): links at 16.0 GT/s x4, capable of 32.0 GT/s x4"
+    )
+
+
+@pytest.mark.parametrize(
+    ("components", "where"),
+    [
+        (["GPU 0 (0000:18:00.0)"], "GPU 0 (0000:18:00.0)"),
+        ([f"GPU {i} (0000:{b}:00.0)" for i, b in enumerate(GPU_BUS)], "GPUs 0\N{EN DASH}7"),
+        (["GPU 0", "GPU 1"], "GPUs 0, 1"),
+        (["node", "node"], "node"),
+        (
+            [f"mlx5_{i} port 1" for i in (0, 1, 4, 5, 6, 7)] + ["mlx5_bond_0 port 1", "mlx5_0 port 2"],
+            "port 1 on mlx5_0, mlx5_1, mlx5_4\N{EN DASH}7, mlx5_bond_0; port 2 on mlx5_0",
+        ),
+        (["GPU 2 (0000:4c:00.0)", "GPU 3 (0000:5d:00.0)", "nvme0n1"], "GPUs 2, 3; nvme0n1"),
+    ],
+)
+def test_where_names_components_compactly(components: list[str], where: str) -> None:
+    from gpurack.report.findings import where as name
+
+    assert name(components) == where
+
+
+def test_shared_reason_takes_only_a_whole_leading_component_off() -> None:
+    from gpurack.report.findings import shared_reason
+
+    check = {"component": "GPU 1", "reason": "GPU 10 (0000:aa:00.0): hot"}
+    assert shared_reason(check) is None
+    assert shared_reason({"component": "GPU 1", "reason": "GPU 1: hot"}) == "hot"
+    assert shared_reason({"component": "node", "reason": "no facts"}) is None
+
+
+# -- what the documents show -------------------------------------------------------------------
+
+
+def _record(tmp_path: Path, nodes: dict[str, list[dict[str, Any]]]) -> str:
+    url = f"sqlite:///{tmp_path / 'inventory.db'}"
+    with open_store(url) as store:
+        store.record(
+            RunRecord("validate", source="local", started=datetime(2026, 11, 30, 9, tzinfo=UTC)),
+            [NodeRecord(host, "h100", "local", hgx_facts(), {}, results) for host, results in nodes.items()],
+        )
+    return url
+
+
+def _documents(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, nodes: dict[str, list[dict[str, Any]]]
+) -> tuple[str, str, dict[str, Any]]:
+    url = _record(tmp_path, nodes)
+    code, _, err = _report(capsys, url, tmp_path / "r")
+    assert (code, err) == (ExitCode.OK, "")
+    folder = tmp_path / "r"
+    md, page = (folder / "report.md").read_text(), (folder / "report.html").read_text()
+    return md, page, json.loads((folder / "report.json").read_text())
+
+
+def _h1_badge(page: str) -> str:
+    match = re.search(r'<h1>[^<]*<span class="badge (\w+)">(\w+)</span></h1>', page)
+    assert match, page[:2000]
+    return f"{match.group(1)} {match.group(2)}"
+
+
+def test_report_run_badge_agrees_with_its_warning_node(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # A lab run: one node warns (clock slowdown), the other passes; the run is WARN, not PASS.
+    gpu_count = _failing_results()[0]
+    md, page, doc = _documents(
+        capsys, tmp_path, {"lab-w1": [_clock_warning(0), gpu_count], "lab-w2": [gpu_count]}
+    )
+    assert [(n["host"], n["verdict"]) for n in doc["nodes"]] == [("lab-w1", "warn"), ("lab-w2", "pass")]
+    assert doc["summary"]["verdict"] == "warn"
+    assert _h1_badge(page) == "warn WARN"
+    assert "Run verdict: **WARN**" in md
+    assert '<section class="node warn" id="node-0">' in page
+
+
+@pytest.mark.parametrize(
+    ("nodes", "run", "node_verdicts"),
+    [
+        ({"a": [{"id": "gpu.count", "verdict": "skip", "reason": "not set"}]}, "skip", ["skip"]),
+        ({"a": [], "b": [{"id": "gpu.count", "verdict": "pass"}]}, "pass", ["pass", None]),
+        ({"a": [{"id": "gpu.xid", "verdict": "fail"}], "b": [_clock_warning(1)]}, "fail", ["fail", "warn"]),
+    ],
+)
+def test_report_run_verdict_is_the_rule_over_its_nodes(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    nodes: dict[str, list[dict[str, Any]]],
+    run: str,
+    node_verdicts: list[str | None],
+) -> None:
+    from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import node_verdict, run_verdict
+
+    _, page, doc = _documents(capsys, tmp_path, nodes)
+    assert [n["verdict"] for n in doc["nodes"]] == node_verdicts  # most significant first, unchecked last
+    assert doc["summary"]["verdict"] == run == run_verdict(node_verdict(r) for r in nodes.values()).value
+    assert _h1_badge(page) == f"{run} {run.upper()}"
+
+
+def test_report_shows_values_as_people_read_them(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    results = [*(_clock_warning(i) for i in range(8)), _downgraded("0000:00:0c.0", 5.0, 8.0, width=1)]
+    md, page, _ = _documents(capsys, tmp_path, {"lab-w1": results})
+    for document in (md, page):
+        assert "GPUs 0\N{EN DASH}7" in document and "clocks held down by hw" in document
+        assert "5 GT/s x1" in document and "8 GT/s x1" in document
+        assert "speed_gts" not in document and '["' not in document and "[&#34;" not in document
+    assert (
+        "| WARN | No hardware clock slowdown (`gpu.clocks_event_reasons`) "
+        "| GPUs 0\N{EN DASH}7 | hw\\_slowdown | none |" in md
+    )
+    assert md.count("\n| WARN | No ") == 2  # 9 results, 2 findings
+    assert "143,771 MiB (140.4 GiB)" in page  # the GPU table's memory
+
+
+def test_report_escapes_host_text_in_markdown_and_html(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    hostile = {
+        **_clock_warning(0),
+        "remediation": "see [x](javascript:alert(1)) and ![i](http://x/i.png) <img src=x onerror=alert(1)>",
+        "reason": "GPU 0 (0000:19:00.0): *bold* `tick` | pipe",
+    }
+    md, page, _ = _documents(capsys, tmp_path, {"evil|host": [hostile]})
+    assert "\\[x\\](javascript:alert(1))" in md and "![i](" not in md and "[x](" not in md
+    assert "&lt;img src=x onerror=alert(1)&gt;" in md and "<img" not in md
+    assert "\\*bold\\* \\`tick\\` \\| pipe" in md and "| evil\\|host |" in md
+    assert "javascript:alert(1)" in page and 'href="javascript' not in page and "<img" not in page
+    assert "&lt;img src=x onerror=alert(1)&gt;" in page and "evil|host</h2>" in page
+
+
+def test_markdown_escape_and_code_spans() -> None:
+    from gpurack.report.markdown import code, escape
+
+    assert escape("a|b_c*d[e](f)~g\\h") == "a\\|b\\_c\\*d\\[e\\](f)\\~g\\\\h"
+    assert escape("<b>&\nnext") == "&lt;b&gt;&amp; next"
+    assert escape(None) == "—"
+    assert code("gpu.xid") == "`gpu.xid`"
+    assert code("a`b") == "``a`b``"
+    assert code("`x") == "`` `x ``"
+
+
+def test_report_css_colours_every_verdict() -> None:
+    from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import Verdict
+
+    css = (Path(report.__file__).parent / "templates" / "report.css").read_text()
+    for verdict in Verdict:
+        assert f".badge.{verdict.value} " in css and f"section.node.{verdict.value} " in css
+
+
+def test_report_template_ships_as_package_data() -> None:
+    import fnmatch
+    import tomllib
+
+    root = Path(gpurack.__file__).parents[2]
+    data = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"][
+        "gpurack"
+    ]
+    templates = Path(report.__file__).parent / "templates"
+    shipped = sorted(p.relative_to(templates.parents[1]).as_posix() for p in templates.iterdir())
+    assert shipped == ["report/templates/report.css", "report/templates/report.html.j2"]
+    assert all(any(fnmatch.fnmatch(name, glob) for glob in data) for name in shipped)
+    assert any(fnmatch.fnmatch("data/report.schema.json", glob) for glob in data)

@@ -8,12 +8,13 @@ from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import NoReturn
 
-from gpurack import __version__, capture, facts, inventory_cli, render, report, runner, validate
+from gpurack import __version__, capture, facts, inventory_cli, render, runner, validate
+from gpurack.commands import report as report_command
 from gpurack.errors import ExitCode, GpurackError, UsageError
 from gpurack.lab import cli as lab_cli
 
 # Each module adds its subcommand with register(subparsers); a new command is one entry here.
-COMMANDS: tuple[ModuleType, ...] = (capture, facts, validate, runner, inventory_cli, report, lab_cli)
+COMMANDS: tuple[ModuleType, ...] = (capture, facts, validate, runner, inventory_cli, report_command, lab_cli)
 
 Handler = Callable[[argparse.Namespace], int]
 

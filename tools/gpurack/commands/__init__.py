@@ -1,0 +1,1 @@
+"""One module per `gpurack` verb: each registers its arguments and calls the domain code."""

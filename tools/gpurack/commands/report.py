@@ -1,0 +1,61 @@
+"""`gpurack report RUN`: write one inventory run's report as Markdown, HTML and JSON."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from gpurack import report
+from gpurack.errors import ExitCode
+from gpurack.inventory import open_store
+
+
+def _run_arg(text: str) -> int | None:
+    if text == "latest":
+        return None
+    if text.isdigit() and int(text) > 0:
+        return int(text)
+    raise argparse.ArgumentTypeError(f"RUN must be a run id or 'latest', got {text!r}")
+
+
+def _formats_arg(text: str) -> tuple[str, ...]:
+    formats = tuple(dict.fromkeys(f.strip() for f in text.split(",") if f.strip()))
+    unknown = [f for f in formats if f not in report.FORMATS]
+    if unknown or not formats:
+        raise argparse.ArgumentTypeError(
+            f"unknown format {', '.join(unknown) or repr(text)} (choose from {', '.join(report.FORMATS)})"
+        )
+    return formats
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add `gpurack report` to the CLI."""
+    parser = subparsers.add_parser("report", help="write a run's report: Markdown, HTML and JSON")
+    parser.add_argument("run", type=_run_arg, metavar="RUN", help="run id from the inventory, or 'latest'")
+    parser.add_argument(
+        "--db", metavar="URL", help="inventory database (default: $GPURACK_DB, else the SQLite file)"
+    )
+    parser.add_argument(
+        "--output", type=Path, metavar="DIR", help="folder for the files (default: ./gpurack-report-run-N)"
+    )
+    parser.add_argument(
+        "--format",
+        dest="formats",
+        type=_formats_arg,
+        default=report.FORMATS,
+        metavar="md,html,json",
+        help="which documents to write (default: all three)",
+    )
+    parser.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    """Run `gpurack report RUN`; exit 0 once the files are written, whatever the verdicts."""
+    with open_store(args.db) as store:
+        view = store.run(args.run)
+    doc = report.build(view)
+    folder = args.output if args.output is not None else Path(f"gpurack-report-run-{view.run_id}")
+    for path in report.write(doc, folder, args.formats):
+        sys.stdout.write(f"{path}\n")
+    return ExitCode.OK

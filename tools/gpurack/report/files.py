@@ -1,0 +1,42 @@
+"""The report's documents as text and as files in a folder."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from gpurack.errors import UsageError
+from gpurack.report.markdown import markdown
+from gpurack.report.page import html_page
+
+FORMATS = ("md", "html", "json")
+FILES = {"md": "report.md", "html": "report.html", "json": "report.json"}
+
+
+def document(doc: Mapping[str, Any], fmt: str) -> str:
+    """One document in `fmt` (md, html or json)."""
+    if fmt == "md":
+        return markdown(doc)
+    if fmt == "html":
+        return html_page(doc)
+    return json.dumps(doc, indent=2, default=str) + "\n"
+
+
+def write(doc: Mapping[str, Any], folder: Path, formats: Sequence[str]) -> list[Path]:
+    """Write the documents of `formats` into `folder`; return their paths.
+
+    Raises:
+        UsageError: the folder or a file cannot be written.
+    """
+    paths = []
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for fmt in formats:
+            path = folder / FILES[fmt]
+            path.write_text(document(doc, fmt), encoding="utf-8")
+            paths.append(path)
+    except OSError as exc:
+        raise UsageError(f"cannot write the report into {folder}: {exc.strerror or exc}") from exc
+    return paths

@@ -1,0 +1,171 @@
+"""report.md: the summary, a table of nodes, then each node with its findings and their evidence.
+
+Every text that comes from a host or a check goes through `escape()` (or `code()` inside
+backticks, or a fenced block for evidence lines): Markdown renderers pass raw HTML through
+and turn `[x](javascript:…)` into a live link, so neither may survive as markup.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from gpurack import formatting
+from gpurack.report import text
+from gpurack.report.findings import is_problem
+
+# Backslash-escapable characters that start inline markup: code, emphasis, links and images,
+# strikethrough, table cells, and the backslash itself. `<`, `>` and `&` become entities.
+_INLINE = re.compile(r"([\\`*_\[\]~|])")
+_BAR_CELLS = 10
+
+
+def escape(item: Any) -> str:
+    """One line of literal text for a paragraph or a table cell; — when missing."""
+    shown = formatting.text(item)
+    return " ".join(_INLINE.sub(r"\\\1", html.escape(shown, quote=False)).splitlines())
+
+
+def code(item: Any) -> str:
+    """An inline code span that holds `item` literally, however many backticks it contains."""
+    shown = " ".join(formatting.text(item).splitlines())
+    ticks = "`" * (1 + max((len(run) for run in re.findall(r"`+", shown)), default=0))
+    pad = " " if shown.startswith("`") or shown.endswith("`") else ""
+    return f"{ticks}{pad}{shown}{pad}{ticks}"
+
+
+def _fence(lines: Sequence[str]) -> str:
+    longest = max((len(run) for line in lines for run in re.findall(r"`+", line)), default=0)
+    return "`" * max(3, longest + 1)
+
+
+def _row(cells: Iterable[str]) -> str:
+    return "| " + " | ".join(cells) + " |\n"
+
+
+def _table(header: Sequence[str], rows: Iterable[Iterable[str]]) -> str:
+    return _row(header) + _row("---" for _ in header) + "".join(_row(r) for r in rows)
+
+
+def _bar(percent: float | None) -> str:
+    if percent is None:
+        return formatting.MISSING
+    filled = max(0, min(_BAR_CELLS, round(percent / _BAR_CELLS)))
+    return f"{formatting.percent(percent)} {'█' * filled}{'░' * (_BAR_CELLS - filled)}"
+
+
+def markdown(doc: Mapping[str, Any]) -> str:
+    """The whole report.md."""
+    out = [
+        f"# gpurack report: run {escape(doc['run']['id'])}\n\n",
+        f"{escape(text.run_line(doc))}\n\n",
+        f"Run verdict: **{text.verdict_word(doc['summary']['verdict'])}**\n\n",
+        f"**{escape(text.summary_line(doc))}**\n\n",
+    ]
+    if doc["nodes"]:
+        header = ("node", "verdict", "pool", "GPUs", "driver", "fail", "warn")
+        out.append(_table(header, (_node_row(n) for n in doc["nodes"])))
+    out.extend(_node(n) for n in doc["nodes"])
+    return "".join(out)
+
+
+def _node_row(node: Mapping[str, Any]) -> list[str]:
+    return [
+        escape(node["host"]),
+        text.verdict_word(node["verdict"]),
+        escape(node["pool"]),
+        str(len(node["gpus"])),
+        escape(node["software"]["driver"]),
+        str(node["counts"]["fail"]),
+        str(node["counts"]["warn"]),
+    ]
+
+
+def _node(node: Mapping[str, Any]) -> str:
+    sw = node["software"]
+    facts = (
+        ("pool", node["pool"]),
+        ("Kubernetes node", node["k8s_node_name"]),
+        ("source", node["source"]),
+        ("kernel", sw["kernel"]),
+        ("driver", sw["driver"]),
+        ("CUDA", sw["cuda"]),
+        ("results", text.result_counts(node)),
+    )
+    out = [
+        f"\n## {text.verdict_word(node['verdict'])} {escape(node['host'])}\n\n",
+        " · ".join(f"{name} {escape(item)}" for name, item in facts) + "\n\n",
+    ]
+    if node["labels"]:
+        out.append("Labels: " + ", ".join(code(f"{k}={v}") for k, v in node["labels"].items()) + "\n\n")
+    if node["gpus"]:
+        out.append(_gpus(node["gpus"]) + "\n")
+    if not node["findings"]:
+        out.append("No check results recorded for this node.\n")
+        return "".join(out)
+    out.append(_findings(node["findings"]))
+    problems = [f for f in node["findings"] if is_problem(f)]
+    if problems:
+        out.append(f"\n### Evidence ({escape(node['host'])})\n")
+        out.extend(_evidence(f) for f in problems)
+    return "".join(out)
+
+
+def _gpus(gpus: Sequence[Mapping[str, Any]]) -> str:
+    header = ("GPU", "bus id", "name", "serial", "UUID", "VBIOS", "memory", "PCIe link")
+    rows = (
+        [
+            escape(g["index"]),
+            escape(g["bus_id"]),
+            escape(g["name"]),
+            escape(g["serial"]),
+            escape(g["uuid"]),
+            escape(g["vbios"]),
+            escape(formatting.mib(g["memory_mib"])),
+            escape(formatting.pcie_now_max(g["pcie"])),
+        ]
+        for g in gpus
+    )
+    return _table(header, rows)
+
+
+def _findings(findings: Sequence[Mapping[str, Any]]) -> str:
+    """The findings table; the share-of-limit column only where a finding was measured against one."""
+    with_bars = any(f["percent"] is not None for f in findings)
+    header = ["verdict", "check", "where", "measured", "expected", "reason", "remediation"]
+    if with_bars:
+        header.insert(5, "% of limit")
+    rows = []
+    for f in findings:
+        row = [
+            f["verdict"].upper(),
+            f"{escape(text.check_title(f))} ({code(f['id'])})",
+            escape(f["where"]),
+            escape(text.value(f, "measured")),
+            escape(text.value(f, "expected")),
+            escape(f["reason"]),
+            escape(f["remediation"]),
+        ]
+        if with_bars:
+            row.insert(5, _bar(f["percent"]))
+        rows.append(row)
+    return _table(header, rows)
+
+
+def _evidence(finding: Mapping[str, Any]) -> str:
+    out = [f"\n**{escape(finding['id'])}** on {escape(finding['where'])}\n"]
+    if finding["limit_source"]:
+        out.append(f"\nLimit: {escape(finding['limit_source'])}\n")
+    several = len(finding["evidence"]) > 1
+    for block in finding["evidence"]:
+        source = escape(block["source"] or "no source recorded")
+        # A fixed word first: a component name at the start of a line could open a list or heading.
+        out.append(
+            f"\nSource on {escape(block['where'])}: {source}\n" if several else f"\nSource: {source}\n"
+        )
+        if block["lines"]:
+            fence = _fence(block["lines"])
+            out.append(f"\n{fence}text\n" + "\n".join(block["lines"]) + f"\n{fence}\n")
+    return "".join(out)

@@ -1,0 +1,157 @@
+"""The report document: one stored run as a dict following gpurack/data/report.schema.json.
+
+Verdicts follow the one rule of `_results`: a node's verdict is `node_verdict` of its results
+(null, "unchecked", when none were recorded), the run's is `run_verdict` of its nodes'. Nodes
+and checks are listed most significant verdict first, in `_results.VERDICT_ORDER`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import (
+    VERDICT_ORDER,
+    VERDICTS,
+    Verdict,
+    node_verdict,
+    rank,
+    run_verdict,
+)
+
+from gpurack import __version__
+from gpurack.drift import GpuState
+from gpurack.inventory import RunView, SnapshotView
+from gpurack.report.catalogue import check_info
+from gpurack.report.findings import group
+
+SCHEMA_VERSION = 2
+SCHEMA_ID = "urn:gpurack:schema:report:2"
+
+
+def verdict_rank(verdict: str | None) -> int:
+    """Sort key of a node or check verdict; a node without results sorts after every verdict."""
+    return len(VERDICT_ORDER) if verdict is None else rank(verdict)
+
+
+def build(view: RunView) -> dict[str, Any]:
+    """The report of one run as a dict following report.schema.json."""
+    nodes = sorted((node_entry(n) for n in view.nodes), key=lambda n: (verdict_rank(n["verdict"]), n["host"]))
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "generator": f"gpurack {__version__}",
+        "run": {
+            "id": view.run_id,
+            "kind": view.kind,
+            "source": view.source,
+            "playbook": view.playbook,
+            "status": view.status,
+            "started": view.started.isoformat(),
+            "finished": None if view.finished is None else view.finished.isoformat(),
+        },
+        "summary": summary(nodes),
+        "nodes": nodes,
+    }
+
+
+def summary(nodes: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Nodes counted by verdict, and the run's verdict over them (an unchecked node counts as skip)."""
+    counts: dict[str, Any] = {"nodes": len(nodes), **dict.fromkeys(VERDICTS, 0), "unchecked": 0}
+    for node in nodes:
+        counts[node["verdict"] or "unchecked"] += 1
+    counts["verdict"] = run_verdict(n["verdict"] or Verdict.SKIP for n in nodes).value
+    return counts
+
+
+def node_entry(view: SnapshotView) -> dict[str, Any]:
+    """One node: header facts, its checks as recorded, and the same checks grouped as findings."""
+    checks = sorted((check_entry(r) for r in view.results), key=lambda c: rank(c["verdict"]))
+    counts = dict.fromkeys(VERDICTS, 0)
+    for check in checks:
+        counts[check["verdict"]] += 1
+    return {
+        "host": view.host,
+        "pool": view.pool,
+        "k8s_node_name": view.k8s_node_name,
+        "source": view.source,
+        "verdict": node_verdict(view.results).value if view.results else None,
+        "labels": {str(k): str(v) for k, v in sorted(view.labels.items())},
+        "software": {"kernel": view.state.kernel, "driver": view.state.driver, "cuda": view.state.cuda},
+        "gpus": [gpu_entry(g) for g in view.state.gpus],
+        "counts": counts,
+        "checks": checks,
+        "findings": group(checks),
+    }
+
+
+def gpu_entry(gpu: GpuState) -> dict[str, Any]:
+    """One GPU of the node header."""
+    return {
+        "index": gpu.index,
+        "bus_id": gpu.bus_id,
+        "name": gpu.name,
+        "serial": gpu.serial,
+        "uuid": gpu.uuid,
+        "vbios": gpu.vbios,
+        "memory_mib": gpu.memory_mib,
+        "pcie": {
+            "gen_current": gpu.pcie_gen_current,
+            "gen_max": gpu.pcie_gen_max,
+            "width_current": gpu.pcie_width_current,
+            "width_max": gpu.pcie_width_max,
+        },
+    }
+
+
+def check_entry(result: Mapping[str, Any]) -> dict[str, Any]:
+    """One stored result as recorded, plus its share of the limit and the catalogue's thresholds."""
+    check_id = str(result.get("id"))
+    raw = result.get("evidence")
+    evidence: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
+    raw_lines = evidence.get("lines")
+    lines: list[Any] = raw_lines if isinstance(raw_lines, list) else []
+    share = _percent(result)
+    return {
+        "id": check_id,
+        "title": _opt(result.get("title")),
+        "tier": _opt(result.get("tier")),
+        "component": _opt(result.get("component")),
+        "verdict": Verdict.parse(result.get("verdict")).value,
+        "measured": result.get("measured"),
+        "expected": result.get("expected"),
+        "unit": _opt(result.get("unit")),
+        "percent": share,
+        "thresholds": _thresholds(check_id) if share is not None else None,
+        "reason": _opt(result.get("reason")),
+        "remediation": _opt(result.get("remediation")),
+        "limit_source": _opt(result.get("limit_source")),
+        "evidence": {"source": _opt(evidence.get("source")), "lines": [str(line) for line in lines]},
+    }
+
+
+def _number(item: Any) -> float | None:
+    return float(item) if isinstance(item, (int, float)) and not isinstance(item, bool) else None
+
+
+def _percent(result: Mapping[str, Any]) -> float | None:
+    """The stored share of the limit; for runs recorded before it was stored, measured / limit."""
+    stored = _number(result.get("percent"))
+    if stored is not None:
+        return round(stored, 1)
+    info = check_info(str(result.get("id")))
+    measured, expected = _number(result.get("measured")), _number(result.get("expected"))
+    # Only checks whose `expected` is the model limit itself (not a pass ratio) can be derived.
+    if info is None or not info.model_limit or measured is None or not expected or expected <= 0:
+        return None
+    return round(100 * measured / expected, 1)
+
+
+def _thresholds(check_id: str) -> dict[str, float] | None:
+    info = check_info(check_id)
+    if info is None or info.pass_ratio is None or info.warn_ratio is None:
+        return None
+    return {"pass": round(100 * info.pass_ratio, 1), "warn": round(100 * info.warn_ratio, 1)}
+
+
+def _opt(item: Any) -> str | None:
+    return None if item is None or item == "" else str(item)

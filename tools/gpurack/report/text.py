@@ -1,0 +1,52 @@
+"""Wording that report.md and report.html share: the run line, the summary line, verdict words."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import VERDICT_ORDER
+
+from gpurack import formatting
+
+
+def verdict_word(verdict: str | None) -> str:
+    """`FAIL`, `WARN`, `PASS`, `SKIP`; `UNCHECKED` for a node without results."""
+    return "UNCHECKED" if verdict is None else verdict.upper()
+
+
+def run_line(doc: Mapping[str, Any]) -> str:
+    """`validate from local, status successful, started 2026-11-30 09:00:00 UTC`."""
+    run = doc["run"]
+    parts = [f"{run['kind']} from {run['source']}", f"status {run['status']}"]
+    if run["playbook"]:
+        parts.insert(1, f"playbook {run['playbook']}")
+    parts.append(f"started {formatting.timestamp(run['started'])}")
+    if run["finished"]:
+        parts.append(f"finished {formatting.timestamp(run['finished'])}")
+    return ", ".join(parts)
+
+
+def summary_line(doc: Mapping[str, Any]) -> str:
+    """`2 nodes: 1 fail, 1 pass` (verdicts in the order of the rule)."""
+    counts = doc["summary"]
+    parts = [f"{counts[v.value]} {v.value}" for v in VERDICT_ORDER if counts[v.value]]
+    if counts["unchecked"]:
+        parts.append(f"{counts['unchecked']} without checks")
+    return f"{formatting.plural(counts['nodes'], 'node')}: {', '.join(parts) or 'none recorded'}"
+
+
+def check_title(finding: Mapping[str, Any]) -> str:
+    """A finding's title, its id when the check has none."""
+    return str(finding["title"] or finding["id"])
+
+
+def value(finding: Mapping[str, Any], field: str) -> str:
+    """The finding's measured or expected value in human form, with its unit."""
+    return formatting.value(finding[field], finding["unit"])
+
+
+def result_counts(node: Mapping[str, Any]) -> str:
+    """`24 warn, 57 pass, 19 skip`: the node's results per verdict, in the order of the rule."""
+    counts = node["counts"]
+    return ", ".join(f"{counts[v.value]} {v.value}" for v in VERDICT_ORDER if counts[v.value]) or "none"
