@@ -22,7 +22,7 @@ def register(subparsers: Subparsers) -> None:
     try:
         module = importlib.import_module(_IN_PACKAGE)
     except ModuleNotFoundError as exc:
-        if exc.name not in (_IN_PACKAGE, "gpurack.lab"):
+        if exc.name is None or not _IN_PACKAGE.startswith(exc.name):
             raise
     else:
         module.register(subparsers)
