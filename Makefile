@@ -39,10 +39,11 @@ validate-local: setup ## Capture this machine and validate it against an example
 
 test: setup lint unit molecule lab-test lab-k8s-test ## Every test: linters, syntax, unit, CLI, DB, Molecule, lab, lab Kubernetes
 
-lint: setup syntax ## ruff, mypy, yamllint, ansible-lint (production profile)
+lint: setup syntax ## ruff, mypy, import contracts, yamllint, ansible-lint (production profile)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 	$(BIN)/yamllint -s .
 	$(BIN)/ansible-lint --offline -q
 
