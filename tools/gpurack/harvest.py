@@ -62,11 +62,6 @@ def _records(seen: _Seen) -> list[NodeRecord]:
     ]
 
 
-def node_names(artifact_dir: Path) -> dict[str, str]:
-    """Inventory host -> Kubernetes node name, for every host whose Node the run labelled."""
-    return _collect(artifact_dir).node_names
-
-
 def _collect(artifact_dir: Path) -> _Seen:
     seen = _Seen()
     for event in job_events(artifact_dir):
