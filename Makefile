@@ -45,10 +45,11 @@ TEST_STAGES ?= lint unit lab-k8s molecule lab-test lab-k8s-test
 test: setup ## Every test: linters, syntax, unit, CLI, DB, Molecule, lab, lab Kubernetes (a table of stage seconds at the end)
 	tools/run-stages.sh $(TEST_STAGES)
 
-lint: setup syntax ## ruff, mypy, yamllint, ansible-lint (production profile)
+lint: setup syntax ## ruff, mypy, import contracts, yamllint, ansible-lint (production profile)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 	$(BIN)/yamllint -s .
 	$(BIN)/ansible-lint --offline -q
 

@@ -74,7 +74,7 @@ def test_main_in_process_lets_bugs_propagate(monkeypatch: pytest.MonkeyPatch) ->
     def crash(_args: object) -> int:
         raise ZeroDivisionError("boom")
 
-    monkeypatch.setattr("gpurack.facts.handle", crash)
+    monkeypatch.setattr("gpurack.commands.facts.handle", crash)
     with pytest.raises(ZeroDivisionError):
         cli.main(["facts", "--local"])
 

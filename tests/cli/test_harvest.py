@@ -65,3 +65,69 @@ def test_run_no_record_keeps_inventory_empty(
     )
     assert result.code == 0, result.out + result.err
     assert json.loads(invoke(capsys, "inventory", "list", "--json").out) == []
+
+
+def _write_events(artifact_dir: Path, events: list[dict[str, object]]) -> None:
+    """Job events as ansible-runner writes them: artifacts/<ident>/job_events/<counter>-<uuid>.json."""
+    folder = artifact_dir / "artifacts" / "ident" / "job_events"
+    folder.mkdir(parents=True)
+    for counter, event in enumerate(events, start=1):
+        (folder / f"{counter}-uuid{counter}.json").write_text(json.dumps(event))
+
+
+def _ok(host: str, action: str, res: dict[str, object]) -> dict[str, object]:
+    return {
+        "event": "runner_on_ok",
+        "event_data": {"host": host, "task_action": action, "resolved_action": action, "res": res},
+    }
+
+
+def _metadata_event(host: str, node: str) -> dict[str, object]:
+    # What roles/node_labels/tasks/apply.yml's k8s_node_metadata task returns (delegated to
+    # localhost, the event still names the inventory host it ran for).
+    res = {"changed": True, "node": node, "labels": {}, "taints": [], "annotations": {}}
+    return _ok(host, "gpurack.bootstrap.k8s_node_metadata", res)
+
+
+def test_run_records_the_kubernetes_node_name_the_join_labelled(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from gpurack import harvest
+    from inventory_helpers import capture_facts
+
+    facts = capture_facts()
+    gpu = {"gpurack_gpu": facts["gpurack_gpu"]}
+    artifacts = tmp_path / "run"
+    _write_events(
+        artifacts,
+        [
+            _ok("gpu01", "gpurack.bootstrap.gpu_facts", {"ansible_facts": gpu}),
+            _metadata_event("gpu01", "gpu01.cluster.example"),
+            # Another module's `node` value is no Kubernetes node name.
+            _ok("gpu01", "ansible.builtin.set_fact", {"node": "not-a-node"}),
+        ],
+    )
+    assert [r.k8s_node_name for r in harvest.harvest(artifacts)] == ["gpu01.cluster.example"]
+    assert harvest.record_run(artifacts, "site.yml", "successful", None) is not None
+
+    shown = json.loads(invoke(capsys, "inventory", "show", "gpu01", "--json").out)
+    assert shown["k8s_node_name"] == "gpu01.cluster.example"
+    listed = invoke(capsys, "inventory", "show", "gpu01").out
+    assert "k8s node gpu01.cluster.example" in listed
+
+
+def test_run_that_only_labels_a_known_host_still_records_its_node_name(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from gpurack import harvest
+    from inventory_helpers import capture_facts
+
+    facts = {"gpurack_gpu": capture_facts()["gpurack_gpu"]}
+    first, second = tmp_path / "first", tmp_path / "second"
+    _write_events(first, [_ok("gpu01", "gpurack.bootstrap.gpu_facts", {"ansible_facts": facts})])
+    _write_events(second, [_metadata_event("gpu01", "gpu01"), _metadata_event("stranger", "stranger")])
+    harvest.record_run(first, "preflight.yml", "successful", None)
+
+    assert harvest.record_run(second, "join.yml", "successful", None) is None
+    listed = json.loads(invoke(capsys, "inventory", "list", "--json").out)
+    assert [(n["host"], n["k8s_node_name"]) for n in listed] == [("gpu01", "gpu01")]

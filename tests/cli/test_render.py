@@ -45,7 +45,8 @@ def test_results_table_lists_failures_before_passes(capsys: pytest.CaptureFixtur
 def test_results_markdown_escapes_pipes_and_orders_failures_first() -> None:
     text = render.results_markdown("n1", [*RESULTS, {"title": "a|b", "verdict": "warn"}], SUMMARY)
     rows = [line for line in text.splitlines() if line.startswith("| ")][1:]
-    assert [row.split(" | ")[0] for row in rows] == ["| fail", "| warn", "| skip", "| pass"]
+    # The result model's one verdict order (module_utils/_results.py VERDICT_ORDER).
+    assert [row.split(" | ")[0] for row in rows] == ["| fail", "| warn", "| pass", "| skip"]
     assert "a\\|b" in text
 
 
@@ -58,3 +59,20 @@ def test_error_prints_one_line_then_details_and_returns_code(capsys: pytest.Capt
     code = render.error(UsageError("bad expect", details=("gpurack_expect.x: unknown key",)))
     assert code == 64
     assert capsys.readouterr().err == "gpurack: bad expect\n  - gpurack_expect.x: unknown key\n"
+
+
+def test_status_log_lines_carry_no_file_and_line_of_ours(capsys: pytest.CaptureFixture[str]) -> None:
+    with render.status("standard tier on n1") as say:
+        say("measuring HBM bandwidth")
+    err = capsys.readouterr().err
+    line = next(line for line in err.splitlines() if "measuring HBM bandwidth" in line)
+    assert ".py:" not in line
+    assert line.rstrip().endswith("measuring HBM bandwidth")
+
+
+def test_one_verdict_style_table_keyed_by_verdict() -> None:
+    from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import Verdict
+
+    assert set(render.VERDICT_STYLE) == set(Verdict)
+    assert render.verdict_text("fail").style == render.VERDICT_STYLE[Verdict.FAIL]
+    assert str(render.verdict_text(None)) == "-"

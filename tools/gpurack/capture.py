@@ -1,8 +1,7 @@
-"""`gpurack capture`: write what this machine shows into a capture bundle folder."""
+"""Write what this machine shows into a capture bundle folder (`gpurack capture`)."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
 import time
@@ -18,8 +17,8 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils._capture import 
     format_capture_file,
 )
 
-from gpurack import __version__, local, render
-from gpurack.errors import ExitCode, UsageError
+from gpurack import __version__, local
+from gpurack.errors import UsageError
 from gpurack.sysfs import mirror_sysfs
 
 MANIFEST = "capture.json"
@@ -146,20 +145,3 @@ def read_manifest(folder: Path) -> dict[str, object] | None:
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
-
-
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add `gpurack capture` to the CLI."""
-    parser = subparsers.add_parser("capture", help="write this machine's hardware view into a bundle")
-    parser.add_argument("--output", "-o", type=Path, required=True, help="folder to write (must be empty)")
-    parser.add_argument("--root", type=Path, default=Path("/"), help="read sysfs and /etc below ROOT")
-    parser.add_argument("--force", action="store_true", help="write into a non-empty folder")
-    parser.set_defaults(handler=handle)
-
-
-def handle(args: argparse.Namespace) -> int:
-    """Run `gpurack capture`."""
-    with render.progress("capturing", step_count()) as step:
-        result = capture(args.output, root=args.root, force=args.force, step=step)
-    render.capture_summary(result)
-    return ExitCode.OK

@@ -1,22 +1,42 @@
-"""Command line: build the parser from the command modules, dispatch, turn errors into exit codes."""
+"""Command line: build the parser from `gpurack.commands` and its entry points, dispatch, map errors."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from collections.abc import Callable, Sequence
-from types import ModuleType
 from typing import NoReturn
 
-from gpurack import __version__, capture, facts, inventory_cli, render, runner, validate
-from gpurack.commands import report as report_command
+from gpurack import __version__, commands, render
 from gpurack.errors import ExitCode, GpurackError, UsageError
-from gpurack.lab import cli as lab_cli
-
-# Each module adds its subcommand with register(subparsers); a new command is one entry here.
-COMMANDS: tuple[ModuleType, ...] = (capture, facts, validate, runner, inventory_cli, report_command, lab_cli)
 
 Handler = Callable[[argparse.Namespace], int]
+
+# What `gpurack --help` opens with: for operators, not for developers (that is the docstring).
+DESCRIPTION = """\
+gpurack turns racks of bare-metal GPU servers into validated Kubernetes nodes: it reads each
+server's hardware, checks it against its pool's expectations, runs the playbooks that prepare
+and join it, and keeps an inventory of what every run saw.
+
+common commands:
+  gpurack facts --local                     this machine's GPUs, NICs, disks and labels
+  gpurack validate --local --expect FILE    check this machine against a pool's expectations
+  gpurack capture --output DIR              record this machine into a capture bundle
+  gpurack run site -i INVENTORY             prepare, join and validate the inventory's servers
+  gpurack inventory list                    every node seen, with its latest verdict
+  gpurack report latest                     the latest run as Markdown, HTML and JSON
+"""
+
+EPILOG = """\
+exit codes:
+  0    ok
+  1    a check or a play failed
+  2    could not assess (unreachable host, unreadable input, timeout)
+  64   usage or configuration error
+  130  interrupted
+
+'gpurack COMMAND --help' describes a command; --debug shows tracebacks.
+"""
 
 
 class ArgumentParser(argparse.ArgumentParser):
@@ -31,12 +51,17 @@ def build_parser() -> ArgumentParser:
     common = ArgumentParser(add_help=False)
     # SUPPRESS keeps a subcommand's default from overwriting `gpurack --debug <command>`.
     common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
-    parser = ArgumentParser(prog="gpurack", description=__doc__, parents=[common])
+    parser = ArgumentParser(
+        prog="gpurack",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        parents=[common],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--version", action="version", version=f"gpurack {__version__}")
     parser.set_defaults(debug=False)
     subparsers = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=ArgumentParser)
-    for module in COMMANDS:
-        module.register(subparsers)
+    commands.register_all(subparsers)
     for sub in subparsers.choices.values():
         sub.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
     return parser

@@ -280,101 +280,24 @@ def _gpu_identity(gpu: GpuState) -> str:
 
 
 def _diff_gpus(before: Sequence[GpuState], after: Sequence[GpuState]) -> list[Drift]:
-    out: list[Drift] = []
+    """GPUs matched by bus position: swaps, link changes, VBIOS; then moved, missing and added ones."""
     old = {_gpu_key(g): g for g in before}
     new = {_gpu_key(g): g for g in after}
-    for key, now in new.items():
-        was = old.get(key)
-        if was is None:
-            continue
-        component = f"gpu:{key}"
-        label = _gpu_label(now)
-        swapped = False
-        # Compare identities only where both snapshots know them: a driverless pci-scan
-        # snapshot has no serials, and that is not a swap.
-        if was.serial and now.serial and was.serial != now.serial:
-            swapped = True
-            out.append(
-                Drift(
-                    "gpu_swapped",
-                    component,
-                    was.serial,
-                    now.serial,
-                    f"{label} was swapped: serial {was.serial} -> {now.serial}",
-                )
-            )
-        elif was.uuid and now.uuid and was.uuid != now.uuid:
-            swapped = True
-            out.append(
-                Drift(
-                    "gpu_swapped",
-                    component,
-                    was.uuid,
-                    now.uuid,
-                    f"{label} was swapped: UUID {was.uuid} -> {now.uuid}",
-                )
-            )
-        old_link = (was.pcie_gen_current, was.pcie_width_current)
-        new_link = (now.pcie_gen_current, now.pcie_width_current)
-        if None not in old_link and None not in new_link and old_link != new_link:
-            dropped = (now.pcie_gen_current or 0) < (was.pcie_gen_current or 0) or (
-                now.pcie_width_current or 0
-            ) < (was.pcie_width_current or 0)
-            before_s, after_s = _link(*old_link), _link(*new_link)
-            if dropped:
-                out.append(
-                    Drift(
-                        "pcie_downgraded",
-                        component,
-                        before_s,
-                        after_s,
-                        f"{label} PCIe link downgraded: {before_s} -> {after_s}",
-                    )
-                )
-            else:
-                out.append(
-                    Drift(
-                        "pcie_upgraded",
-                        component,
-                        before_s,
-                        after_s,
-                        f"{label} PCIe link came back up: {before_s} -> {after_s}",
-                    )
-                )
-        # A swapped board brings its own VBIOS: the swap sentence already says it all.
-        if not swapped and was.vbios and now.vbios and was.vbios != now.vbios:
-            out.append(
-                Drift(
-                    "vbios_changed",
-                    component,
-                    was.vbios,
-                    now.vbios,
-                    f"{label} VBIOS changed: {was.vbios} -> {now.vbios}",
-                )
-            )
-    gone = [g for k, g in old.items() if k not in new]
+    out = [drift for key, now in new.items() if key in old for drift in _gpu_changes(old[key], now, key)]
     came = [g for k, g in new.items() if k not in old]
-    for was in gone:
+    for was in (g for k, g in old.items() if k not in new):
         moved_to = next((g for g in came if was.serial and g.serial == was.serial), None)
-        if moved_to is not None:
-            came.remove(moved_to)
-            out.append(
-                Drift(
-                    "gpu_moved",
-                    f"gpu:{_gpu_key(moved_to)}",
-                    was.bus_id,
-                    moved_to.bus_id,
-                    f"GPU serial {was.serial} moved: {_gpu_label(was)} -> {_gpu_label(moved_to)}",
-                )
-            )
+        if moved_to is None:
+            out.append(_gpu_missing(was))
             continue
+        came.remove(moved_to)
         out.append(
             Drift(
-                "gpu_missing",
-                f"gpu:{_gpu_key(was)}",
-                _gpu_identity(was),
-                None,
-                f"{_gpu_label(was)} is missing: {_gpu_identity(was)} no longer seen",
+                "gpu_moved",
+                f"gpu:{_gpu_key(moved_to)}",
+                was.bus_id,
+                moved_to.bus_id,
+                f"GPU serial {was.serial} moved: {_gpu_label(was)} -> {_gpu_label(moved_to)}",
             )
         )
     out.extend(
@@ -390,98 +313,122 @@ def _diff_gpus(before: Sequence[GpuState], after: Sequence[GpuState]) -> list[Dr
     return out
 
 
+def _gpu_missing(was: GpuState) -> Drift:
+    return Drift(
+        "gpu_missing",
+        f"gpu:{_gpu_key(was)}",
+        _gpu_identity(was),
+        None,
+        f"{_gpu_label(was)} is missing: {_gpu_identity(was)} no longer seen",
+    )
+
+
+def _gpu_changes(was: GpuState, now: GpuState, key: str) -> list[Drift]:
+    """What changed on the GPU at one bus position."""
+    component, label = f"gpu:{key}", _gpu_label(now)
+    swap = _gpu_swap(was, now, component, label)
+    link = _gpu_link(was, now, component, label)
+    out = [d for d in (swap, link) if d is not None]
+    # A swapped board brings its own VBIOS: the swap sentence already says it all.
+    if swap is None and was.vbios and now.vbios and was.vbios != now.vbios:
+        sentence = f"{label} VBIOS changed: {was.vbios} -> {now.vbios}"
+        out.append(Drift("vbios_changed", component, was.vbios, now.vbios, sentence))
+    return out
+
+
+def _gpu_swap(was: GpuState, now: GpuState, component: str, label: str) -> Drift | None:
+    # Compare identities only where both snapshots know them: a driverless pci-scan
+    # snapshot has no serials, and that is not a swap.
+    if was.serial and now.serial and was.serial != now.serial:
+        sentence = f"{label} was swapped: serial {was.serial} -> {now.serial}"
+        return Drift("gpu_swapped", component, was.serial, now.serial, sentence)
+    if was.uuid and now.uuid and was.uuid != now.uuid:
+        sentence = f"{label} was swapped: UUID {was.uuid} -> {now.uuid}"
+        return Drift("gpu_swapped", component, was.uuid, now.uuid, sentence)
+    return None
+
+
+def _gpu_link(was: GpuState, now: GpuState, component: str, label: str) -> Drift | None:
+    old_link = (was.pcie_gen_current, was.pcie_width_current)
+    new_link = (now.pcie_gen_current, now.pcie_width_current)
+    if None in old_link or None in new_link or old_link == new_link:
+        return None
+    dropped = (now.pcie_gen_current or 0) < (was.pcie_gen_current or 0) or (now.pcie_width_current or 0) < (
+        was.pcie_width_current or 0
+    )
+    before_s, after_s = _link(*old_link), _link(*new_link)
+    if dropped:
+        sentence = f"{label} PCIe link downgraded: {before_s} -> {after_s}"
+        return Drift("pcie_downgraded", component, before_s, after_s, sentence)
+    sentence = f"{label} PCIe link came back up: {before_s} -> {after_s}"
+    return Drift("pcie_upgraded", component, before_s, after_s, sentence)
+
+
 def _nic_label(nic: NicState) -> str:
     return f"NIC {nic.device} port {_show(nic.port)}"
 
 
 def _diff_nics(before: Sequence[NicState], after: Sequence[NicState]) -> list[Drift]:
-    out: list[Drift] = []
+    """RDMA ports matched by device and port: changes, then missing and added ports."""
     old = {(n.device, n.port): n for n in before}
     new = {(n.device, n.port): n for n in after}
+    out: list[Drift] = []
     fw_reported: set[str] = set()
     for key, now in new.items():
         was = old.get(key)
         if was is None:
             continue
-        component = f"nic:{now.device}/{_show(now.port)}"
-        label = _nic_label(now)
-        if was.guid and now.guid and was.guid != now.guid:
-            out.append(
-                Drift(
-                    "nic_replaced",
-                    component,
-                    was.guid,
-                    now.guid,
-                    f"{label} was replaced: GUID {was.guid} -> {now.guid}",
-                )
-            )
-        old_state = "/".join(s for s in (was.state, was.phys_state) if s) or None
-        new_state = "/".join(s for s in (now.state, now.phys_state) if s) or None
-        if old_state != new_state:
-            out.append(
-                Drift(
-                    "nic_state_changed",
-                    component,
-                    old_state,
-                    new_state,
-                    f"{label} state changed: {_show(old_state)} -> {_show(new_state)}",
-                )
-            )
-        if was.rate_gbps != now.rate_gbps:
-            out.append(
-                Drift(
-                    "nic_rate_changed",
-                    component,
-                    _show(was.rate_gbps),
-                    _show(now.rate_gbps),
-                    f"{label} rate changed: {_show(was.rate_gbps)} Gb/s -> {_show(now.rate_gbps)} Gb/s",
-                )
-            )
-        if was.link_layer and now.link_layer and was.link_layer != now.link_layer:
-            out.append(
-                Drift(
-                    "nic_link_layer_changed",
-                    component,
-                    was.link_layer,
-                    now.link_layer,
-                    f"{label} link layer changed: {was.link_layer} -> {now.link_layer}",
-                )
-            )
+        out.extend(_nic_changes(was, now))
         # Firmware belongs to the adapter, not the port: say it once per device.
         if was.fw and now.fw and was.fw != now.fw and now.device not in fw_reported:
             fw_reported.add(now.device)
-            out.append(
-                Drift(
-                    "nic_firmware_changed",
-                    f"nic:{now.device}",
-                    was.fw,
-                    now.fw,
-                    f"NIC {now.device} firmware changed: {was.fw} -> {now.fw}",
-                )
-            )
-    for key, was in old.items():
-        if key not in new:
-            out.append(
-                Drift(
-                    "nic_missing",
-                    f"nic:{was.device}/{_show(was.port)}",
-                    was.guid or was.device,
-                    None,
-                    f"{_nic_label(was)} is missing",
-                )
-            )
-    for key, now in new.items():
-        if key not in old:
-            rate = f" at {_show(now.rate_gbps)} Gb/s" if now.rate_gbps is not None else ""
-            out.append(
-                Drift(
-                    "nic_added",
-                    f"nic:{now.device}/{_show(now.port)}",
-                    None,
-                    now.guid or now.device,
-                    f"{_nic_label(now)} was added{rate}",
-                )
-            )
+            sentence = f"NIC {now.device} firmware changed: {was.fw} -> {now.fw}"
+            out.append(Drift("nic_firmware_changed", f"nic:{now.device}", was.fw, now.fw, sentence))
+    out.extend(
+        Drift(
+            "nic_missing",
+            f"nic:{was.device}/{_show(was.port)}",
+            was.guid or was.device,
+            None,
+            f"{_nic_label(was)} is missing",
+        )
+        for key, was in old.items()
+        if key not in new
+    )
+    out.extend(_nic_added(now) for key, now in new.items() if key not in old)
+    return out
+
+
+def _nic_added(now: NicState) -> Drift:
+    rate = f" at {_show(now.rate_gbps)} Gb/s" if now.rate_gbps is not None else ""
+    return Drift(
+        "nic_added",
+        f"nic:{now.device}/{_show(now.port)}",
+        None,
+        now.guid or now.device,
+        f"{_nic_label(now)} was added{rate}",
+    )
+
+
+def _nic_changes(was: NicState, now: NicState) -> list[Drift]:
+    """What changed on one RDMA port (firmware aside: that is the adapter's)."""
+    component, label = f"nic:{now.device}/{_show(now.port)}", _nic_label(now)
+    out: list[Drift] = []
+    if was.guid and now.guid and was.guid != now.guid:
+        sentence = f"{label} was replaced: GUID {was.guid} -> {now.guid}"
+        out.append(Drift("nic_replaced", component, was.guid, now.guid, sentence))
+    old_state = "/".join(s for s in (was.state, was.phys_state) if s) or None
+    new_state = "/".join(s for s in (now.state, now.phys_state) if s) or None
+    if old_state != new_state:
+        sentence = f"{label} state changed: {_show(old_state)} -> {_show(new_state)}"
+        out.append(Drift("nic_state_changed", component, old_state, new_state, sentence))
+    if was.rate_gbps != now.rate_gbps:
+        was_rate, now_rate = _show(was.rate_gbps), _show(now.rate_gbps)
+        sentence = f"{label} rate changed: {was_rate} Gb/s -> {now_rate} Gb/s"
+        out.append(Drift("nic_rate_changed", component, was_rate, now_rate, sentence))
+    if was.link_layer and now.link_layer and was.link_layer != now.link_layer:
+        sentence = f"{label} link layer changed: {was.link_layer} -> {now.link_layer}"
+        out.append(Drift("nic_link_layer_changed", component, was.link_layer, now.link_layer, sentence))
     return out
 
 
@@ -492,8 +439,8 @@ def _disk_identity(disk: DiskState) -> str:
 
 
 def _diff_disks(before: Sequence[DiskState], after: Sequence[DiskState]) -> list[Drift]:
+    """NVMe disks matched by serial (names reorder across boots): firmware, replaced, missing, added."""
     out: list[Drift] = []
-    # Match by serial first: NVMe names can change order across boots without any hardware change.
     new_by_serial = {d.serial: d for d in after if d.serial}
     matched_new: set[str] = set()
     unmatched_old: list[DiskState] = []
@@ -506,40 +453,14 @@ def _diff_disks(before: Sequence[DiskState], after: Sequence[DiskState]) -> list
             continue
         matched_new.add(now.name)
         if was.firmware and now.firmware and was.firmware != now.firmware:
+            sentence = (
+                f"NVMe {now.name} ({_disk_identity(now)}) firmware changed: {was.firmware} -> {now.firmware}"
+            )
             out.append(
-                Drift(
-                    "disk_firmware_changed",
-                    f"disk:{now.name}",
-                    was.firmware,
-                    now.firmware,
-                    f"NVMe {now.name} ({_disk_identity(now)}) firmware changed: "
-                    f"{was.firmware} -> {now.firmware}",
-                )
+                Drift("disk_firmware_changed", f"disk:{now.name}", was.firmware, now.firmware, sentence)
             )
     unmatched_new = {d.name: d for d in after if d.name not in matched_new}
-    for was in unmatched_old:
-        now = unmatched_new.pop(was.name, None)
-        if now is not None:
-            out.append(
-                Drift(
-                    "disk_replaced",
-                    f"disk:{now.name}",
-                    was.serial,
-                    now.serial,
-                    f"NVMe {now.name} was replaced: serial {_show(was.serial)} -> {_show(now.serial)}"
-                    + (f" ({now.model})" if now.model else ""),
-                )
-            )
-        else:
-            out.append(
-                Drift(
-                    "disk_missing",
-                    f"disk:{was.name}",
-                    _disk_identity(was),
-                    None,
-                    f"NVMe {was.name} is missing: {_disk_identity(was)} no longer seen",
-                )
-            )
+    out.extend(_disk_gone(was, unmatched_new.pop(was.name, None)) for was in unmatched_old)
     out.extend(
         Drift(
             "disk_added",
@@ -551,6 +472,26 @@ def _diff_disks(before: Sequence[DiskState], after: Sequence[DiskState]) -> list
         for now in unmatched_new.values()
     )
     return out
+
+
+def _disk_gone(was: DiskState, now: DiskState | None) -> Drift:
+    """A disk no longer seen: replaced when another one sits under its name, else missing."""
+    if now is None:
+        return Drift(
+            "disk_missing",
+            f"disk:{was.name}",
+            _disk_identity(was),
+            None,
+            f"NVMe {was.name} is missing: {_disk_identity(was)} no longer seen",
+        )
+    return Drift(
+        "disk_replaced",
+        f"disk:{now.name}",
+        was.serial,
+        now.serial,
+        f"NVMe {now.name} was replaced: serial {_show(was.serial)} -> {_show(now.serial)}"
+        + (f" ({now.model})" if now.model else ""),
+    )
 
 
 def _diff_software(before: HostState, after: HostState) -> list[Drift]:

@@ -1,8 +1,7 @@
-"""`gpurack facts`: read one node (a capture bundle or this machine) into facts and labels."""
+"""Read one node (a capture bundle or this machine) into facts and labels (`gpurack facts`)."""
 
 from __future__ import annotations
 
-import argparse
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -18,8 +17,8 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import (
     is_capture_dir,
 )
 
-from gpurack import capture, config, local, render
-from gpurack.errors import ExitCode, NotAssessedError, UsageError
+from gpurack import capture, local
+from gpurack.errors import NotAssessedError, UsageError
 
 Facts = dict[str, dict[str, Any]]
 
@@ -48,13 +47,6 @@ class NodeFacts:
     def as_dict(self) -> dict[str, Any]:
         """The machine form printed by `gpurack facts`."""
         return {"host": self.host, "facts": self.facts, "labels": self.labels}
-
-
-def origin_from_args(args: argparse.Namespace) -> Origin:
-    """The Origin chosen by --from-capture DIR or --local."""
-    if args.from_capture is not None:
-        return Origin("capture", Path(args.from_capture).resolve())
-    return Origin("local", Path("/"))
 
 
 def read_node(origin: Origin, pool: dict[str, Any]) -> NodeFacts:
@@ -112,31 +104,3 @@ def _uname_nodename(folder: Path) -> str | None:
         return None
     fields = output.stdout.split()
     return fields[1] if output.rc == 0 and len(fields) > 1 else None
-
-
-def add_origin_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add the --from-capture DIR | --local choice to a subcommand."""
-    where = parser.add_mutually_exclusive_group(required=True)
-    where.add_argument("--from-capture", metavar="DIR", help="read a capture bundle folder")
-    where.add_argument("--local", action="store_true", help="read this machine")
-    parser.add_argument("--pool", type=Path, metavar="FILE", help="pool YAML: name, workload, sharing")
-
-
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add `gpurack facts` to the CLI."""
-    parser = subparsers.add_parser("facts", help="print a node's hardware facts and derived labels")
-    add_origin_arguments(parser)
-    parser.add_argument("--format", choices=("json", "yaml", "table"), default="table")
-    parser.set_defaults(handler=handle)
-
-
-def handle(args: argparse.Namespace) -> int:
-    """Run `gpurack facts`."""
-    node = read_node(origin_from_args(args), config.load_pool(args.pool))
-    if args.format == "json":
-        render.json_out(node.as_dict())
-    elif args.format == "yaml":
-        render.yaml_out(node.as_dict())
-    else:
-        render.facts_tables(node.host, node.facts, node.labels)
-    return ExitCode.OK

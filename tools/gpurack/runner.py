@@ -1,8 +1,7 @@
-"""`gpurack run`: run a playbook through ansible-runner and map its outcome onto exit codes."""
+"""Run a playbook through ansible-runner and map its outcome onto exit codes (`gpurack run`, the lab)."""
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from collections.abc import Callable, Mapping
@@ -13,10 +12,8 @@ from typing import Any, Literal
 
 import yaml
 
-from gpurack import project, render
+from gpurack import project
 from gpurack.errors import ExitCode, InterruptedRunError, UsageError
-from gpurack.harvest import harvest
-from gpurack.inventory import RunRecord, open_store
 
 EventKind = Literal["play", "task", "ok", "changed", "failed", "ignored", "unreachable", "skipped"]
 Status = Literal["successful", "failed", "timeout", "canceled"]
@@ -263,64 +260,6 @@ def parse_extravars(values: list[str]) -> dict[str, Any]:
             raise UsageError(f"{where}: expected a mapping of variable names to values")
         extravars.update(loaded)
     return extravars
-
-
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add `gpurack run` to the CLI."""
-    parser = subparsers.add_parser("run", help="run a playbook with live progress and a recap")
-    parser.add_argument("playbook", help="playbook path, or a name under playbooks/ (e.g. preflight)")
-    parser.add_argument("-i", "--inventory", required=True, help="inventory file or folder")
-    parser.add_argument("-l", "--limit", help="further limit the hosts (ansible --limit)")
-    parser.add_argument("-C", "--check", action="store_true", help="check mode: change nothing")
-    parser.add_argument("-D", "--diff", action="store_true", help="show file and template diffs")
-    parser.add_argument("-t", "--tags", help="only run tasks with these tags")
-    parser.add_argument(
-        "-e",
-        "--extra-vars",
-        action="append",
-        default=[],
-        metavar="VARS",
-        help="KEY=VALUE, @FILE (YAML/JSON) or an inline YAML/JSON mapping; repeatable",
-    )
-    parser.add_argument("--json", action="store_true", help="print the result as JSON instead of a recap")
-    parser.add_argument(
-        "--db", metavar="URL", help="inventory database (default: $GPURACK_DB, else the SQLite file)"
-    )
-    parser.add_argument("--no-record", action="store_true", help="do not keep host facts in the inventory")
-    parser.set_defaults(handler=handle)
-
-
-def handle(args: argparse.Namespace) -> int:
-    """Run `gpurack run`; the exit code says ok (0), failed (1) or unreachable (2)."""
-    request = RunRequest(
-        playbook=project.resolve_playbook(args.playbook),
-        inventory=project.resolve_inventory(args.inventory),
-        limit=args.limit,
-        check=args.check,
-        diff=args.diff,
-        tags=args.tags,
-        extravars=parse_extravars(args.extra_vars),
-    )
-    runs_dir = project.state_dir() / "runs"
-    if args.json:
-        result = run_playbook(request, runs_dir)
-        render.json_out(result_dict(result))
-    else:
-        result = run_playbook(request, runs_dir, render.task_event)
-        render.run_recap(result)
-    if not args.no_record:
-        record(result, request, args.db)
-    return result.exit_code
-
-
-def record(result: RunResult, request: RunRequest, db: str | None) -> int | None:
-    """Keep what each host showed in the inventory DB; None when no host returned gpurack facts."""
-    nodes = harvest(result.artifact_dir)
-    if not nodes:
-        return None
-    run = RunRecord(kind="run", source="ansible", playbook=request.playbook.name, status=result.status)
-    with open_store(db) as store:
-        return store.record(run, nodes)
 
 
 def result_dict(result: RunResult) -> dict[str, Any]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -10,7 +9,7 @@ from typing import Any
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._checks import run_checks, summarise
 
-from gpurack import config, facts, render
+from gpurack import facts, render
 from gpurack.errors import ExitCode, UsageError
 from gpurack.gpubench import tier as measured_tier
 from gpurack.inventory import NodeRecord, RunRecord, open_store
@@ -111,43 +110,3 @@ def write_reports(validation: Validation, folder: Path) -> tuple[Path, ...]:
     md_path = folder / REPORT_MD
     md_path.write_text(render.results_markdown(validation.node.host, validation.results, validation.summary))
     return json_path, md_path
-
-
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add `gpurack validate` to the CLI."""
-    parser = subparsers.add_parser("validate", help="check a node against its pool's expectations")
-    facts.add_origin_arguments(parser)
-    parser.add_argument("--expect", type=Path, metavar="FILE", help="gpurack_expect YAML or group_vars")
-    parser.add_argument("--tier", choices=TIERS, default="quick", help="check level to run (default quick)")
-    parser.add_argument(
-        "--duration",
-        type=float,
-        default=DEFAULT_BURN_IN_S,
-        metavar="SECONDS",
-        help=f"burn-in length (default {DEFAULT_BURN_IN_S:g})",
-    )
-    parser.add_argument("--json", action="store_true", help="print the machine-readable result")
-    parser.add_argument("--output", type=Path, metavar="DIR", help=f"write {REPORT_JSON}, {REPORT_MD}")
-    parser.add_argument(
-        "--db", metavar="URL", help="inventory database (default: $GPURACK_DB, else the SQLite file)"
-    )
-    parser.add_argument("--no-record", action="store_true", help="do not keep the result in the inventory")
-    parser.set_defaults(handler=handle)
-
-
-def handle(args: argparse.Namespace) -> int:
-    """Run `gpurack validate`; the exit code says pass (0) or fail (1)."""
-    # Expectations are checked before any hardware is read: a typo is a usage error, not a verdict.
-    expect = config.load_expect(args.expect)
-    pool = config.load_pool(args.pool)
-    node = facts.read_node(facts.origin_from_args(args), pool)
-    validation = validate(node, expect, args.tier, burn_in_s=args.duration)
-    if not args.no_record:
-        record(validation, pool, args.db)
-    if args.output is not None:
-        write_reports(validation, args.output)
-    if args.json:
-        render.json_out(validation.as_dict())
-    else:
-        render.results_table(node.host, validation.results, validation.summary)
-    return validation.exit_code

@@ -31,6 +31,14 @@ def _snapshot_fk() -> sa.Column[int]:
 
 
 def upgrade() -> None:
+    _nodes_and_runs()
+    _snapshots()
+    _hardware()
+    _check_results()
+
+
+def _nodes_and_runs() -> None:
+    """The hosts and the gpurack invocations that saw them."""
     op.create_table(
         "nodes",
         sa.Column("id", sa.Integer, primary_key=True),
@@ -50,6 +58,10 @@ def upgrade() -> None:
         sa.Column("playbook", sa.Text),
         sa.Column("status", sa.String(32), nullable=False),
     )
+
+
+def _snapshots() -> None:
+    """What one node looked like in one run."""
     op.create_table(
         "snapshots",
         sa.Column("id", sa.Integer, primary_key=True),
@@ -67,6 +79,10 @@ def upgrade() -> None:
         sa.UniqueConstraint("run_id", "node_id", name="uq_snapshots_run_node"),
         sa.Index("ix_snapshots_node_run", "node_id", "run_id"),
     )
+
+
+def _hardware() -> None:
+    """A snapshot's GPUs, RDMA ports and NVMe disks."""
     op.create_table(
         "gpus",
         sa.Column("id", sa.Integer, primary_key=True),
@@ -106,6 +122,10 @@ def upgrade() -> None:
         sa.Column("firmware", sa.String(64)),
         sa.Column("size_bytes", sa.BigInteger),
     )
+
+
+def _check_results() -> None:
+    """A snapshot's check results."""
     op.create_table(
         "check_results",
         sa.Column("id", sa.Integer, primary_key=True),

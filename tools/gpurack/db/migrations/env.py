@@ -1,4 +1,4 @@
-"""Alembic environment for the inventory database: run only through `gpurack.store.migrate()`."""
+"""Alembic environment for the inventory database: run only through `gpurack.db.migrate()`."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from alembic import context
 from sqlalchemy import text
 from sqlalchemy.engine import Connection
 
-from gpurack.store import Base
+from gpurack.db.models import Base
 
 # Any fixed number: it only has to be the same for every gpurack process.
 _MIGRATION_LOCK = 0x67707261636B
@@ -31,6 +31,6 @@ def run_migrations(connection: Connection) -> None:
 _connection = context.config.attributes.get("connection")
 if not isinstance(_connection, Connection):
     raise RuntimeError(
-        "gpurack migrates its database on open (gpurack.store.connect); don't run alembic by hand"
+        "gpurack migrates its database on open (gpurack.db.connect); don't run alembic by hand"
     )
 run_migrations(_connection)

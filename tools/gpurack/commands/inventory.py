@@ -1,0 +1,147 @@
+"""`gpurack inventory list | show | history | diff | export`: read the node inventory."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import asdict
+from typing import Any
+
+from gpurack import render
+from gpurack.commands import Subparsers
+from gpurack.errors import ExitCode, UsageError
+from gpurack.inventory import Comparison, SnapshotView, Store, open_store
+
+
+def register(subparsers: Subparsers) -> None:
+    """Add `gpurack inventory` and its verbs to the CLI."""
+    parser = subparsers.add_parser("inventory", help="nodes seen by past runs, their history and drift")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--db",
+        metavar="URL",
+        help="database: a SQLite path, sqlite:///PATH or postgresql://USER@HOST/DB "
+        "(default: $GPURACK_DB, else ~/.local/share/gpurack/inventory.db)",
+    )
+    common.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
+    verbs = parser.add_subparsers(title="verbs", metavar="VERB", required=True)
+
+    verbs.add_parser("list", parents=[common], help="every node with its latest verdict").set_defaults(
+        handler=handle_list
+    )
+
+    show = verbs.add_parser("show", parents=[common], help="one node's latest (or a given) snapshot")
+    show.add_argument("host")
+    show.add_argument("--run", type=int, metavar="RUN", help="the snapshot of run RUN (default: latest)")
+    show.set_defaults(handler=handle_show)
+
+    history = verbs.add_parser("history", parents=[common], help="every run that saw a node")
+    history.add_argument("host")
+    history.set_defaults(handler=handle_history)
+
+    diff = verbs.add_parser("diff", parents=[common], help="what changed on a node between two runs")
+    diff.add_argument("host")
+    diff.add_argument(
+        "--from", dest="from_run", type=int, metavar="RUN", help="older run (default: the one before)"
+    )
+    diff.add_argument("--to", dest="to_run", type=int, metavar="RUN", help="newer run (default: the latest)")
+    diff.set_defaults(handler=handle_diff)
+
+    export = verbs.add_parser("export", parents=[common], help="every node's latest snapshot as JSON or CSV")
+    export.add_argument("--format", choices=("json", "csv"), default="json")
+    export.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of stdout")
+    export.set_defaults(handler=handle_export)
+
+
+def _store(args: argparse.Namespace) -> Store:
+    return open_store(args.db)
+
+
+def handle_list(args: argparse.Namespace) -> int:
+    """Run `gpurack inventory list`."""
+    with _store(args) as store:
+        nodes = store.list_nodes()
+    if args.json:
+        render.json_out([asdict(n) for n in nodes])
+    else:
+        render.node_list(nodes)
+    return ExitCode.OK
+
+
+def snapshot_json(view: SnapshotView) -> dict[str, Any]:
+    """The machine form of `gpurack inventory show --json`."""
+    return {
+        "host": view.host,
+        "pool": view.pool,
+        "k8s_node_name": view.k8s_node_name,
+        "run_id": view.run_id,
+        "run_kind": view.run_kind,
+        "started": view.started.isoformat(),
+        "source": view.source,
+        "verdict": view.verdict,
+        "labels": dict(view.labels),
+        "gpus": [asdict(g) for g in view.state.gpus],
+        "nics": [asdict(n) for n in view.state.nics],
+        "disks": [asdict(d) for d in view.state.disks],
+        "results": list(view.results),
+        "facts": dict(view.facts),
+    }
+
+
+def handle_show(args: argparse.Namespace) -> int:
+    """Run `gpurack inventory show HOST`."""
+    with _store(args) as store:
+        view = store.snapshot(args.host, args.run)
+    if args.json:
+        render.json_out(snapshot_json(view))
+    else:
+        render.snapshot_view(view)
+    return ExitCode.OK
+
+
+def handle_history(args: argparse.Namespace) -> int:
+    """Run `gpurack inventory history HOST`."""
+    with _store(args) as store:
+        entries = store.history(args.host)
+    if args.json:
+        render.json_out({"host": args.host, "runs": [asdict(e) for e in entries]})
+    else:
+        render.history_table(args.host, entries)
+    return ExitCode.OK
+
+
+def comparison_json(comparison: Comparison) -> dict[str, Any]:
+    """The machine form of `gpurack inventory diff --json`."""
+    return {
+        "host": comparison.host,
+        "from_run": comparison.from_run,
+        "to_run": comparison.to_run,
+        "drift": [asdict(d) for d in comparison.drifts],
+    }
+
+
+def handle_diff(args: argparse.Namespace) -> int:
+    """Run `gpurack inventory diff HOST`; exit 0 whether or not something changed."""
+    with _store(args) as store:
+        comparison = store.compare(args.host, args.from_run, args.to_run)
+    if args.json:
+        render.json_out(comparison_json(comparison))
+    else:
+        render.comparison(comparison)
+    return ExitCode.OK
+
+
+def handle_export(args: argparse.Namespace) -> int:
+    """Run `gpurack inventory export --format json|csv`."""
+    with _store(args) as store:
+        text = store.export(args.format)
+    if not args.output:
+        sys.stdout.write(text)
+        return ExitCode.OK
+    try:
+        with open(args.output, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+    except OSError as exc:
+        raise UsageError(f"cannot write {args.output}: {exc.strerror or exc}") from exc
+    return ExitCode.OK

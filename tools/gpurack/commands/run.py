@@ -1,0 +1,57 @@
+"""`gpurack run`: run a playbook with live progress and a recap; keep what each host showed."""
+
+from __future__ import annotations
+
+import argparse
+
+from gpurack import harvest, project, render, runner
+from gpurack.commands import Subparsers
+from gpurack.runner import RunRequest
+
+
+def register(subparsers: Subparsers) -> None:
+    """Add `gpurack run` to the CLI."""
+    parser = subparsers.add_parser("run", help="run a playbook with live progress and a recap")
+    parser.add_argument("playbook", help="playbook path, or a name under playbooks/ (e.g. preflight)")
+    parser.add_argument("-i", "--inventory", required=True, help="inventory file or folder")
+    parser.add_argument("-l", "--limit", help="further limit the hosts (ansible --limit)")
+    parser.add_argument("-C", "--check", action="store_true", help="check mode: change nothing")
+    parser.add_argument("-D", "--diff", action="store_true", help="show file and template diffs")
+    parser.add_argument("-t", "--tags", help="only run tasks with these tags")
+    parser.add_argument(
+        "-e",
+        "--extra-vars",
+        action="append",
+        default=[],
+        metavar="VARS",
+        help="KEY=VALUE, @FILE (YAML/JSON) or an inline YAML/JSON mapping; repeatable",
+    )
+    parser.add_argument("--json", action="store_true", help="print the result as JSON instead of a recap")
+    parser.add_argument(
+        "--db", metavar="URL", help="inventory database (default: $GPURACK_DB, else the SQLite file)"
+    )
+    parser.add_argument("--no-record", action="store_true", help="do not keep host facts in the inventory")
+    parser.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    """Run `gpurack run`; the exit code says ok (0), failed (1) or unreachable (2)."""
+    request = RunRequest(
+        playbook=project.resolve_playbook(args.playbook),
+        inventory=project.resolve_inventory(args.inventory),
+        limit=args.limit,
+        check=args.check,
+        diff=args.diff,
+        tags=args.tags,
+        extravars=runner.parse_extravars(args.extra_vars),
+    )
+    runs_dir = project.state_dir() / "runs"
+    if args.json:
+        result = runner.run_playbook(request, runs_dir)
+        render.json_out(runner.result_dict(result))
+    else:
+        result = runner.run_playbook(request, runs_dir, render.task_event)
+        render.run_recap(result)
+    if not args.no_record:
+        harvest.record_run(result.artifact_dir, request.playbook.name, result.status, args.db)
+    return result.exit_code

@@ -1,0 +1,54 @@
+"""`gpurack validate`: check a node against its pool's expectations; exit 1 when a check failed."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from gpurack import config, facts, render, validate
+from gpurack.commands import Subparsers
+from gpurack.commands.facts import add_origin_arguments, origin_from_args
+
+
+def register(subparsers: Subparsers) -> None:
+    """Add `gpurack validate` to the CLI."""
+    parser = subparsers.add_parser("validate", help="check a node against its pool's expectations")
+    add_origin_arguments(parser)
+    parser.add_argument("--expect", type=Path, metavar="FILE", help="gpurack_expect YAML or group_vars")
+    parser.add_argument(
+        "--tier", choices=validate.TIERS, default="quick", help="check level to run (default quick)"
+    )
+    parser.add_argument(
+        "--duration",
+        type=float,
+        default=validate.DEFAULT_BURN_IN_S,
+        metavar="SECONDS",
+        help=f"burn-in length (default {validate.DEFAULT_BURN_IN_S:g})",
+    )
+    parser.add_argument("--json", action="store_true", help="print the machine-readable result")
+    parser.add_argument(
+        "--output", type=Path, metavar="DIR", help=f"write {validate.REPORT_JSON}, {validate.REPORT_MD}"
+    )
+    parser.add_argument(
+        "--db", metavar="URL", help="inventory database (default: $GPURACK_DB, else the SQLite file)"
+    )
+    parser.add_argument("--no-record", action="store_true", help="do not keep the result in the inventory")
+    parser.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    """Run `gpurack validate`; the exit code says pass (0) or fail (1)."""
+    # Expectations are checked before any hardware is read: a typo is a usage error, not a verdict.
+    expect = config.load_expect(args.expect)
+    pool = config.load_pool(args.pool)
+    node = facts.read_node(origin_from_args(args), pool)
+    validation = validate.validate(node, expect, args.tier, burn_in_s=args.duration)
+    if not args.no_record:
+        validate.record(validation, pool, args.db)
+    if args.output is not None:
+        validate.write_reports(validation, args.output)
+    if args.json:
+        render.json_out(validation.as_dict())
+    else:
+        render.results_table(node.host, validation.results, validation.summary)
+    return validation.exit_code

@@ -1,0 +1,270 @@
+"""The inventory's queries: records in, records out; the SQLAlchemy rows stay inside."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy import and_, func, select
+from sqlalchemy.orm import Session, selectinload
+
+from gpurack.db.engine import Database
+from gpurack.db.models import CheckResult, Gpu, Node, Run, Snapshot
+from gpurack.db.states import load_states
+from gpurack.db.writes import write_run
+from gpurack.drift import HostState
+from gpurack.errors import UsageError
+from gpurack.records import (
+    ExportRow,
+    HistoryEntry,
+    LatestSnapshot,
+    NodeHead,
+    NodeSummary,
+    RunRecord,
+    RunView,
+    SnapshotRow,
+    SnapshotView,
+)
+
+
+class Repository:
+    """Runs, nodes and snapshots in one open inventory database."""
+
+    def __init__(self, database: Database) -> None:
+        self.database = database
+
+    @property
+    def url(self) -> str:
+        """The database URL with its password masked."""
+        return self.database.shown_url
+
+    def close(self) -> None:
+        self.database.close()
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def write_run(self, run: RunRecord, rows: Sequence[SnapshotRow]) -> int:
+        """Store one run and its snapshots in one transaction; return the run id."""
+        with self.database.sessions.begin() as session:
+            return write_run(session, run, rows)
+
+    def set_k8s_node_name(self, host: str, name: str) -> None:
+        """Set the Kubernetes node name of a known host (UsageError when unknown)."""
+        with self.database.sessions.begin() as session:
+            _node(session, host).k8s_node_name = name
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def hosts(self) -> list[str]:
+        with self.database.sessions() as session:
+            return list(session.scalars(select(Node.host).order_by(Node.host)))
+
+    def list_nodes(self) -> list[NodeSummary]:
+        """Every node with its latest snapshot's verdict, driver and GPUs, by host name."""
+        latest = (
+            select(
+                Snapshot.node_id.label("node_id"),
+                func.max(Snapshot.run_id).label("run_id"),
+                func.count().label("runs"),
+            )
+            .group_by(Snapshot.node_id)
+            .subquery()
+        )
+        query = (
+            select(
+                Node,
+                latest.c.runs,
+                Snapshot.run_id,
+                Snapshot.verdict,
+                Snapshot.driver,
+                func.count(Gpu.id),
+                func.min(Gpu.name),
+            )
+            .outerjoin(latest, latest.c.node_id == Node.id)
+            .outerjoin(Snapshot, and_(Snapshot.node_id == Node.id, Snapshot.run_id == latest.c.run_id))
+            .outerjoin(Gpu, Gpu.snapshot_id == Snapshot.id)
+            .group_by(Node.id, latest.c.runs, Snapshot.id)
+            .order_by(Node.host)
+        )
+        with self.database.sessions() as session:
+            return [
+                NodeSummary(
+                    host=node.host,
+                    pool=node.pool,
+                    k8s_node_name=node.k8s_node_name,
+                    first_seen=node.first_seen,
+                    last_seen=node.last_seen,
+                    runs=runs or 0,
+                    last_run=run_id,
+                    verdict=verdict,
+                    driver=driver,
+                    gpus=gpus,
+                    gpu_model=model,
+                )
+                for node, runs, run_id, verdict, driver, gpus, model in session.execute(query)
+            ]
+
+    def history(self, host: str) -> list[HistoryEntry]:
+        """Every snapshot of `host`, oldest first (UsageError for an unknown host)."""
+        with self.database.sessions() as session:
+            node = _node(session, host)
+            query = (
+                select(
+                    Run, Snapshot.source, Snapshot.verdict, Snapshot.kernel, Snapshot.driver, Snapshot.cuda
+                )
+                .add_columns(func.count(Gpu.id))
+                .join(Snapshot, Snapshot.run_id == Run.id)
+                .outerjoin(Gpu, Gpu.snapshot_id == Snapshot.id)
+                .where(Snapshot.node_id == node.id)
+                .group_by(Run.id, Snapshot.id)
+                .order_by(Run.id)
+            )
+            return [
+                HistoryEntry(
+                    run_id=run.id,
+                    kind=run.kind,
+                    started=run.started,
+                    finished=run.finished,
+                    status=run.status,
+                    playbook=run.playbook,
+                    source=source,
+                    verdict=verdict,
+                    kernel=kernel,
+                    driver=driver,
+                    cuda=cuda,
+                    gpus=gpus,
+                )
+                for run, source, verdict, kernel, driver, cuda, gpus in session.execute(query)
+            ]
+
+    def snapshot_runs(self, host: str) -> dict[int, int]:
+        """Run id -> snapshot id of every snapshot of `host`, oldest run first."""
+        with self.database.sessions() as session:
+            return _snapshot_ids(session, _node(session, host))
+
+    def snapshot(self, snapshot_id: int) -> SnapshotView:
+        """One snapshot with its node, run and check results."""
+        with self.database.sessions() as session:
+            snap = session.get_one(Snapshot, snapshot_id, options=[selectinload(Snapshot.checks)])
+            return _snapshot_view(snap.node, snap, load_states(session, [snap.id])[snap.id])
+
+    def states(self, snapshot_ids: Sequence[int]) -> dict[int, HostState]:
+        """The comparable state of each snapshot, by snapshot id."""
+        with self.database.sessions() as session:
+            return load_states(session, snapshot_ids)
+
+    def run(self, run_id: int | None = None) -> RunView:
+        """Run `run_id` (default: the latest) with the snapshot of each host it saw.
+
+        Raises:
+            UsageError: no such run, or no run recorded yet.
+        """
+        with self.database.sessions() as session:
+            run = _run(session, run_id)
+            query = (
+                select(Node, Snapshot)
+                .join(Snapshot, Snapshot.node_id == Node.id)
+                .where(Snapshot.run_id == run.id)
+                .options(selectinload(Snapshot.checks))
+                .order_by(Node.host)
+            )
+            rows = [(node, snap) for node, snap in session.execute(query)]
+            states = load_states(session, [snap.id for _, snap in rows])
+            return RunView(
+                run_id=run.id,
+                kind=run.kind,
+                source=run.source,
+                playbook=run.playbook,
+                status=run.status,
+                started=run.started,
+                finished=run.finished,
+                nodes=tuple(_snapshot_view(node, snap, states[snap.id]) for node, snap in rows),
+            )
+
+    def export_rows(self) -> list[ExportRow]:
+        """Every node with its latest snapshot, by host name."""
+        latest = (
+            select(Snapshot.node_id, func.max(Snapshot.run_id).label("run_id"))
+            .group_by(Snapshot.node_id)
+            .subquery()
+        )
+        query = (
+            select(
+                Node, Snapshot.id, Snapshot.run_id, Run.kind, Run.started, Snapshot.source, Snapshot.verdict
+            )
+            .outerjoin(latest, latest.c.node_id == Node.id)
+            .outerjoin(Snapshot, and_(Snapshot.node_id == Node.id, Snapshot.run_id == latest.c.run_id))
+            .outerjoin(Run, Run.id == Snapshot.run_id)
+            .order_by(Node.host)
+        )
+        with self.database.sessions() as session:
+            found = list(session.execute(query))
+            states = load_states(session, [row[1] for row in found if row[1] is not None])
+        out: list[ExportRow] = []
+        for node, sid, run_id, kind, started, source, verdict in found:
+            snap = None
+            if sid is not None:
+                snap = LatestSnapshot(run_id, kind, started, source, verdict, states[sid])
+            out.append(ExportRow(_head(node), snap))
+        return out
+
+
+def _node(session: Session, host: str) -> Node:
+    node = session.scalar(select(Node).where(Node.host == host))
+    if node is None:
+        raise UsageError(f"unknown host {host!r}: not in the inventory (see gpurack inventory list)")
+    return node
+
+
+def _run(session: Session, run_id: int | None) -> Run:
+    wanted = run_id if run_id is not None else session.scalar(select(func.max(Run.id)))
+    if wanted is None:
+        raise UsageError("no runs recorded yet: `gpurack validate` and `gpurack run` record them")
+    run = session.get(Run, wanted)
+    if run is None:
+        latest = session.scalar(select(func.max(Run.id)))
+        raise UsageError(f"unknown run {wanted}: not in the inventory (runs 1 to {latest or 0})")
+    return run
+
+
+def _snapshot_ids(session: Session, node: Node) -> dict[int, int]:
+    query = select(Snapshot.run_id, Snapshot.id).where(Snapshot.node_id == node.id).order_by(Snapshot.run_id)
+    return {run_id: sid for run_id, sid in session.execute(query)}
+
+
+def _head(node: Node) -> NodeHead:
+    return NodeHead(node.host, node.pool, node.k8s_node_name, node.first_seen, node.last_seen)
+
+
+def _result_dict(row: CheckResult) -> dict[str, object]:
+    return {
+        "id": row.check_id,
+        "title": row.title,
+        "tier": row.tier,
+        "component": row.component,
+        "verdict": row.verdict,
+        "measured": row.measured,
+        "expected": row.expected,
+        "unit": row.unit,
+        "reason": row.reason,
+        "remediation": row.remediation,
+        "evidence": row.evidence,
+        "limit_source": row.limit_source,
+        "percent": row.percent,
+    }
+
+
+def _snapshot_view(node: Node, snap: Snapshot, state: HostState) -> SnapshotView:
+    return SnapshotView(
+        host=node.host,
+        pool=node.pool,
+        k8s_node_name=node.k8s_node_name,
+        run_id=snap.run_id,
+        run_kind=snap.run.kind,
+        started=snap.run.started,
+        source=snap.source,
+        verdict=snap.verdict,
+        facts=snap.facts,
+        labels=snap.labels,
+        results=tuple(_result_dict(c) for c in snap.checks),
+        state=state,
+    )

@@ -1,0 +1,37 @@
+"""Node inventory: record what each run saw on each node, query it, and say what drifted.
+
+The domain API over `gpurack.db`: `open_store(url)` gives a `Store`; the records it takes and
+returns (`RunRecord`, `NodeRecord`, `SnapshotView`, `RunView`, ...) are those of
+`gpurack.records`, re-exported here.
+"""
+
+from __future__ import annotations
+
+from gpurack.inventory.export import CSV_FIELDS
+from gpurack.inventory.store import ExportFormat, Store, open_store, snapshot_verdict
+from gpurack.records import (
+    Comparison,
+    HistoryEntry,
+    NodeRecord,
+    NodeSummary,
+    RunKind,
+    RunRecord,
+    RunView,
+    SnapshotView,
+)
+
+__all__ = [
+    "CSV_FIELDS",
+    "Comparison",
+    "ExportFormat",
+    "HistoryEntry",
+    "NodeRecord",
+    "NodeSummary",
+    "RunKind",
+    "RunRecord",
+    "RunView",
+    "SnapshotView",
+    "Store",
+    "open_store",
+    "snapshot_verdict",
+]

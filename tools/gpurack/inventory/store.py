@@ -1,0 +1,178 @@
+"""The inventory's domain API: record runs, read nodes back, say what drifted.
+
+The CLI's `run`/`validate` commands call `open_store(url).record(RunRecord(...), nodes)`;
+`gpurack inventory` reads it back. Everything crossing this boundary is a frozen record of
+`gpurack.records`; the database and its rows stay in `gpurack.db`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from types import TracebackType
+from typing import Any, Literal
+
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import VERDICTS, node_verdict
+
+from gpurack import db, drift
+from gpurack.drift import Drift
+from gpurack.errors import UsageError
+from gpurack.inventory.export import export_csv, export_json
+from gpurack.records import (
+    Comparison,
+    HistoryEntry,
+    NodeRecord,
+    NodeSummary,
+    RunRecord,
+    RunView,
+    SnapshotRow,
+    SnapshotView,
+)
+
+ExportFormat = Literal["json", "csv"]
+
+
+def snapshot_verdict(results: Sequence[Mapping[str, Any]]) -> str | None:
+    """The node verdict of `results` (the rule of module_utils/_results.py); None without results."""
+    judged = [r for r in results if str(r.get("verdict")) in VERDICTS]
+    return node_verdict(judged).value if judged else None
+
+
+class Store:
+    """The inventory: runs, nodes and their snapshots. Use `open_store()` to get one."""
+
+    def __init__(self, database: db.Database) -> None:
+        self.database = database
+        self._repo = db.Repository(database)
+
+    @property
+    def url(self) -> str:
+        """The database URL with its password masked."""
+        return self._repo.url
+
+    def close(self) -> None:
+        self._repo.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def record(self, run: RunRecord, nodes: Sequence[NodeRecord]) -> int:
+        """Store one run and a snapshot of each node it saw; return the run id.
+
+        Raises:
+            UsageError: the same host appears twice in `nodes`.
+        """
+        hosts = [n.host for n in nodes]
+        if len(set(hosts)) != len(hosts):
+            twice = sorted({h for h in hosts if hosts.count(h) > 1})
+            raise UsageError(f"cannot record run: host listed twice: {', '.join(twice)}")
+        rows = [
+            SnapshotRow(n, drift.state_from_facts(n.facts, n.results, n.labels), snapshot_verdict(n.results))
+            for n in nodes
+        ]
+        return self._repo.write_run(run, rows)
+
+    def set_k8s_node_name(self, host: str, name: str) -> None:
+        """Remember the Kubernetes node name of `host` (once it joined a cluster).
+
+        Raises:
+            UsageError: `host` is not in the inventory.
+        """
+        self._repo.set_k8s_node_name(host, name)
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def hosts(self) -> list[str]:
+        return self._repo.hosts()
+
+    def list_nodes(self) -> list[NodeSummary]:
+        """Every node with its latest snapshot's verdict, driver and GPUs, by host name."""
+        return self._repo.list_nodes()
+
+    def history(self, host: str) -> list[HistoryEntry]:
+        """Every snapshot of `host`, oldest first.
+
+        Raises:
+            UsageError: `host` is not in the inventory.
+        """
+        return self._repo.history(host)
+
+    def _runs(self, host: str) -> dict[int, int]:
+        """Run id -> snapshot id of `host`; UsageError when unknown or without snapshots."""
+        by_run = self._repo.snapshot_runs(host)
+        if not by_run:
+            raise UsageError(f"host {host!r} has no snapshots")
+        return by_run
+
+    def snapshot(self, host: str, run_id: int | None = None) -> SnapshotView:
+        """The snapshot of `host` in run `run_id` (default: its latest).
+
+        Raises:
+            UsageError: unknown host, or the host has no snapshot in that run.
+        """
+        by_run = self._runs(host)
+        wanted = list(by_run)[-1] if run_id is None else run_id
+        if wanted not in by_run:
+            raise UsageError(
+                f"host {host!r} has no snapshot in run {wanted} (see gpurack inventory history {host})"
+            )
+        return self._repo.snapshot(by_run[wanted])
+
+    def run(self, run_id: int | None = None) -> RunView:
+        """Run `run_id` (default: the latest) with the snapshot of each host it saw.
+
+        Raises:
+            UsageError: no such run, or no run recorded yet.
+        """
+        return self._repo.run(run_id)
+
+    def compare(self, host: str, from_run: int | None = None, to_run: int | None = None) -> Comparison:
+        """What changed on `host` between two runs (default: its last two snapshots).
+
+        Raises:
+            UsageError: unknown host, or a run in which the host has no snapshot.
+        """
+        by_run = self._runs(host)
+        runs = list(by_run)
+        for given in (from_run, to_run):
+            if given is not None and given not in by_run:
+                raise UsageError(
+                    f"host {host!r} has no snapshot in run {given} (runs: {', '.join(map(str, runs))})"
+                )
+        after = runs[-1] if to_run is None else to_run
+        before = from_run
+        if before is None:
+            earlier = [r for r in runs if r < after]
+            if not earlier:
+                return Comparison(host, None, after, ())
+            before = earlier[-1]
+        states = self._repo.states([by_run[before], by_run[after]])
+        drifts = drift.diff(states[by_run[before]], states[by_run[after]])
+        return Comparison(host, before, after, tuple(drifts))
+
+    def diff(self, host: str, from_run: int | None = None, to_run: int | None = None) -> list[Drift]:
+        """The drift items of `compare()`."""
+        return list(self.compare(host, from_run, to_run).drifts)
+
+    # -- export ----------------------------------------------------------------------------
+
+    def export(self, fmt: ExportFormat) -> str:
+        """Every node with its latest snapshot, as JSON (nested) or CSV (one row per node)."""
+        rows = self._repo.export_rows()
+        return export_json(rows) if fmt == "json" else export_csv(rows)
+
+
+def open_store(url: str | None = None) -> Store:
+    """Open the inventory at `url` (else `$GPURACK_DB`, else the default SQLite file).
+
+    Raises:
+        UsageError: (64) unparseable or unsupported URL.
+        NotAssessedError: (2) unreachable server or unopenable file.
+    """
+    return Store(db.connect(url))

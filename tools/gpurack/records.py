@@ -1,0 +1,154 @@
+"""What the inventory holds, as plain frozen records: written by runs, read back by `gpurack inventory`.
+
+Both sides of the database boundary use these: `gpurack.inventory` (the domain API) builds
+and reads them, `gpurack.db` turns them into rows and back. No I/O here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+from gpurack.drift import Drift, HostState
+
+RunKind = Literal["run", "validate", "capture"]
+
+
+@dataclass(frozen=True, slots=True)
+class RunRecord:
+    """One gpurack invocation that looked at nodes."""
+
+    kind: RunKind
+    source: str = "ansible"
+    playbook: str | None = None
+    status: str = "successful"
+    started: datetime | None = None  # default: when recorded
+    finished: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NodeRecord:
+    """What one run saw on one node: facts per docs/facts.md, labels and check results."""
+
+    host: str
+    pool: str | None
+    source: str  # "ansible" | "local" | "capture:<path>"
+    facts: Mapping[str, Any]
+    labels: Mapping[str, Any] = field(default_factory=dict)
+    results: Sequence[Mapping[str, Any]] = ()
+    k8s_node_name: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotRow:
+    """A NodeRecord ready to store: its comparable state and its verdict (None without results)."""
+
+    node: NodeRecord
+    state: HostState
+    verdict: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class NodeSummary:
+    host: str
+    pool: str | None
+    k8s_node_name: str | None
+    first_seen: datetime
+    last_seen: datetime
+    runs: int
+    last_run: int | None
+    verdict: str | None
+    driver: str | None
+    gpus: int
+    gpu_model: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryEntry:
+    run_id: int
+    kind: str
+    started: datetime
+    finished: datetime | None
+    status: str
+    playbook: str | None
+    source: str
+    verdict: str | None
+    kernel: str | None
+    driver: str | None
+    cuda: str | None
+    gpus: int
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotView:
+    """One stored snapshot of one host, with the run it belongs to."""
+
+    host: str
+    pool: str | None
+    k8s_node_name: str | None
+    run_id: int
+    run_kind: str
+    started: datetime
+    source: str
+    verdict: str | None
+    facts: Mapping[str, Any]
+    labels: Mapping[str, Any]
+    results: tuple[Mapping[str, Any], ...]
+    state: HostState
+
+
+@dataclass(frozen=True, slots=True)
+class RunView:
+    """One stored run with the snapshot of every host it saw, by host name."""
+
+    run_id: int
+    kind: str
+    source: str
+    playbook: str | None
+    status: str
+    started: datetime
+    finished: datetime | None
+    nodes: tuple[SnapshotView, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """The drift of one host between two runs; `from_run` is None when there is one snapshot."""
+
+    host: str
+    from_run: int | None
+    to_run: int
+    drifts: tuple[Drift, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class NodeHead:
+    """A node's own columns: who it is and when it was seen."""
+
+    host: str
+    pool: str | None
+    k8s_node_name: str | None
+    first_seen: datetime
+    last_seen: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class LatestSnapshot:
+    """A node's latest snapshot, as `gpurack inventory export` lists it."""
+
+    run_id: int
+    run_kind: str
+    started: datetime
+    source: str
+    verdict: str | None
+    state: HostState
+
+
+@dataclass(frozen=True, slots=True)
+class ExportRow:
+    """One node of an export: its columns and its latest snapshot (None before any)."""
+
+    node: NodeHead
+    latest: LatestSnapshot | None

@@ -1,0 +1,47 @@
+"""Everything the operator sees: rich tables and progress on stdout, one-line errors on stderr.
+
+The only package that imports rich. Domain code hands it plain values or its own frozen
+records; the shapes it reads are the Protocols in `gpurack.render.shapes`.
+"""
+
+from __future__ import annotations
+
+from gpurack.render.console import (
+    PROG,
+    error,
+    internal_error,
+    interrupted,
+    json_out,
+    progress,
+    status,
+    yaml_out,
+)
+from gpurack.render.facts import facts_tables
+from gpurack.render.inventory import comparison, history_table, node_list, snapshot_view
+from gpurack.render.results import results_markdown, results_table, sort_results
+from gpurack.render.run import capture_summary, run_recap, task_event
+from gpurack.render.verdicts import VERDICT_STYLE, verdict_text
+
+__all__ = [
+    "PROG",
+    "VERDICT_STYLE",
+    "capture_summary",
+    "comparison",
+    "error",
+    "facts_tables",
+    "history_table",
+    "internal_error",
+    "interrupted",
+    "json_out",
+    "node_list",
+    "progress",
+    "results_markdown",
+    "results_table",
+    "run_recap",
+    "snapshot_view",
+    "sort_results",
+    "status",
+    "task_event",
+    "verdict_text",
+    "yaml_out",
+]
