@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import FactsError
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._fact_view import FactView
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import Source
 
 IBSTAT_ARGV: tuple[str, ...] = ("ibstat",)
@@ -342,3 +343,30 @@ def gather_nic(source: Source) -> dict[str, Any]:
     if not facts["available"]:
         facts["reason"] = f"{SYSFS_NET} and {SYSFS_IB} are empty and ibstat gave nothing"
     return facts
+
+
+# ---------------------------------------------------------------------------------------
+# views: what the functions above produce, for consumers (checks, measured tiers)
+
+
+class RdmaPortView(FactView):
+    """One `gpurack_nic.rdma[]` port."""
+
+    FIELDS = frozenset(
+        {"device", "port", "state", "phys_state", "rate_gbps", "link_layer", "numa_node", "counters"}
+    )
+
+    def component(self) -> str:
+        """`mlx5_5 port 1`, the component name of every port result."""
+        return f"{self.field('device')} port {self.field('port')}"
+
+
+class NicFactsView(FactView):
+    """`gpurack_nic` as `gather_nic` returns it."""
+
+    FACT = "gpurack_nic"
+    FIELDS = frozenset({"available", "reason", "sources", "net", "rdma"})
+
+    def rdma(self) -> list[RdmaPortView]:
+        """Every RDMA port."""
+        return self.items("rdma", RdmaPortView)
