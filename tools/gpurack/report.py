@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._check_catalogue import BY_ID
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.spec import SPECS as BY_ID
 
 from gpurack import __version__
 from gpurack.drift import GpuState

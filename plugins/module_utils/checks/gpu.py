@@ -1,6 +1,6 @@
 # Copyright: (c) 2026, gpurack maintainers
 # Apache License 2.0 (see LICENSE)
-"""GPU checks: inventory (count, model), health flags, Xid events, clocks; the GPU's measured
+"""GPU checks: inventory (count, model, memory), health flags, Xid events, clocks; the GPU's measured
 compute checks (their measuring functions are in gpurack.gpubench)."""
 
 from __future__ import annotations
@@ -142,6 +142,42 @@ def check_gpu_model(ctx: Context) -> list[CheckResult]:
         )
 
     return per_gpu(ctx, GPU_MODEL, field("name"), judge, "GPU product name not reported")
+
+
+GPU_MEMORY = CheckSpec(
+    "gpu.memory",
+    "GPU memory",
+    "quick",
+    "total framebuffer memory of each GPU, MiB",
+    "at least gpurack_expect.gpu.min_memory_mib",
+    f"{EXPECT}.gpu.min_memory_mib",
+    "compare with the model table; a GPU short of memory has the wrong SKU or a fault: replace it",
+    expects=(ExpectKey("gpu.min_memory_mib", "count", "Smallest acceptable memory per GPU, in MiB."),),
+)
+
+
+@check(GPU_MEMORY)
+def check_gpu_memory(ctx: Context) -> list[CheckResult]:
+    expected = ctx.want("gpu.min_memory_mib")
+    if expected is None:
+        return [not_expected(GPU_MEMORY, "gpu.min_memory_mib")]
+
+    def judge(gpu: GpuView, mib: Any) -> CheckResult:
+        comp = gpu.component()
+        ok = mib >= expected
+        return result(
+            GPU_MEMORY,
+            "pass" if ok else "fail",
+            component=comp,
+            measured=mib,
+            expected=expected,
+            unit="MiB",
+            reason=None if ok else f"{comp} has {mib} MiB, expected at least {expected} MiB",
+            source=ctx.gpu_source(),
+            lines=[f"{comp} memory total: {mib} MiB"],
+        )
+
+    return per_gpu(ctx, GPU_MEMORY, field("memory_total_mib"), judge, "GPU memory size not reported")
 
 
 GPU_XID = CheckSpec(

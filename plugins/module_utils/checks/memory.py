@@ -1,66 +1,27 @@
 # Copyright: (c) 2026, gpurack maintainers
 # Apache License 2.0 (see LICENSE)
-"""GPU memory checks: size, ECC mode and errors, row remapping, page retirement; the measured
+"""GPU memory checks: ECC mode and errors, row remapping, page retirement; the measured
 device-memory bandwidth (its measuring function is in gpurack.gpubench)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._expect import ExpectKey
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_facts import GpuView
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_models import resolve_model
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import CheckResult
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.context import (
     Context,
     field,
-    not_expected,
     per_gpu,
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.gpu import WARN_FLOOR
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.spec import (
-    EXPECT,
     CheckSpec,
     check,
     measured,
     result,
 )
-
-GPU_MEMORY = CheckSpec(
-    "gpu.memory",
-    "GPU memory",
-    "quick",
-    "total framebuffer memory of each GPU, MiB",
-    "at least gpurack_expect.gpu.min_memory_mib",
-    f"{EXPECT}.gpu.min_memory_mib",
-    "compare with the model table; a GPU short of memory has the wrong SKU or a fault: replace it",
-    expects=(ExpectKey("gpu.min_memory_mib", "count", "Smallest acceptable memory per GPU, in MiB."),),
-)
-
-
-@check(GPU_MEMORY)
-def check_gpu_memory(ctx: Context) -> list[CheckResult]:
-    expected = ctx.want("gpu.min_memory_mib")
-    if expected is None:
-        return [not_expected(GPU_MEMORY, "gpu.min_memory_mib")]
-
-    def judge(gpu: GpuView, mib: Any) -> CheckResult:
-        comp = gpu.component()
-        ok = mib >= expected
-        return result(
-            GPU_MEMORY,
-            "pass" if ok else "fail",
-            component=comp,
-            measured=mib,
-            expected=expected,
-            unit="MiB",
-            reason=None if ok else f"{comp} has {mib} MiB, expected at least {expected} MiB",
-            source=ctx.gpu_source(),
-            lines=[f"{comp} memory total: {mib} MiB"],
-        )
-
-    return per_gpu(ctx, GPU_MEMORY, field("memory_total_mib"), judge, "GPU memory size not reported")
-
 
 ECC_MODE = CheckSpec(
     "gpu.ecc.mode",
