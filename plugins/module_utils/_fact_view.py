@@ -46,7 +46,9 @@ class FactView:
             UnknownFieldError: `path` is not in FIELDS.
         """
         if path not in self.FIELDS:
-            raise UnknownFieldError(f"{type(self).__name__} has no field {path!r} (its parser never writes it)")
+            raise UnknownFieldError(
+                f"{type(self).__name__} has no field {path!r} (its parser never writes it)"
+            )
         node: Any = self._raw
         for part in path.split("."):
             if not isinstance(node, Mapping):

@@ -136,6 +136,16 @@ def _port_entry(ca: str, port: int, values: dict[str, str]) -> dict[str, Any]:
     }
 
 
+def _set_ca_value(ca: dict[str, Any], key: str, value: str) -> None:
+    """One `Key: value` line of a CA (outside its port sections)."""
+    if key == "Number of ports":
+        if not value.isdigit():
+            raise FactsError(f"ibstat: CA '{ca['device']}' has 'Number of ports: {value}'")
+        ca["num_ports"] = int(value)
+    elif key in _CA_KEYS:
+        ca[_CA_KEYS[key]] = normalize_guid(value) if "GUID" in key else value
+
+
 def parse_ibstat(text: str) -> list[dict[str, Any]]:
     """CAs of `ibstat` text, each with its ports (indentation may be tabs or spaces).
 
@@ -177,12 +187,8 @@ def parse_ibstat(text: str) -> list[dict[str, Any]]:
         key, value = kv.group("key").strip(), kv.group("value").strip()
         if port_values is not None:
             port_values[key] = value
-        elif key == "Number of ports":
-            if not value.isdigit():
-                raise FactsError(f"ibstat: CA '{ca['device']}' has 'Number of ports: {value}'")
-            ca["num_ports"] = int(value)
-        elif key in _CA_KEYS:
-            ca[_CA_KEYS[key]] = normalize_guid(value) if "GUID" in key else value
+        else:
+            _set_ca_value(ca, key, value)
     close_port()
     for entry in cas:
         if not entry["ports"]:

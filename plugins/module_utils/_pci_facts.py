@@ -123,7 +123,6 @@ def parse_lspci_vvv(text: str) -> list[dict[str, Any]]:
             Width, or a LnkCap without its LnkSta (truncated output).
     """
     devices: list[dict[str, Any]] = []
-    secondary: dict[tuple[str, int], str] = {}  # (domain, bus) -> the bridge that leads to it
     current: dict[str, Any] | None = None
     cap: tuple[Any, ...] | None = None
     sta: tuple[Any, ...] | None = None
@@ -153,14 +152,26 @@ def parse_lspci_vvv(text: str) -> list[dict[str, Any]]:
         elif numa := _NUMA.match(line):
             node = int(numa.group("node"))
             current["numa_node"] = node if node >= 0 else None
-        elif bus := _BRIDGE_BUS.match(line):
-            secondary[(current["bus_id"][:4], int(bus.group("secondary"), 16))] = current["bus_id"]
     if current is not None:
         _finish(current, cap, sta)
+    secondary = _bridge_buses(text)
     for device in devices:
         domain, bus_number = device["bus_id"][:4], int(device["bus_id"][5:7], 16)
         device["upstream"] = secondary.get((domain, bus_number))
     return devices
+
+
+def _bridge_buses(text: str) -> dict[tuple[str, int], str]:
+    """(domain, bus number) -> the bridge whose secondary bus it is, from lspci's `Bus:` lines."""
+    found: dict[tuple[str, int], str] = {}
+    current: str | None = None
+    for line in text.splitlines():
+        if line and not line[0].isspace():
+            header = _HEADER.match(line)
+            current = normalize_bus_id(header.group("bus_id")) if header else None
+        elif current is not None and (bus := _BRIDGE_BUS.match(line)):
+            found[(current[:4], int(bus.group("secondary"), 16))] = current
+    return found
 
 
 def parse_sysfs_speed(text: str | None) -> float | None:

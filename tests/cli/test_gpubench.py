@@ -20,8 +20,8 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_models impo
     pcie_ceiling_gbps,
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._node_facts import gather_all
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import CaptureSource
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import CheckResult
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import CaptureSource
 from gpurack.gpubench import SAFE_ENV, allreduce, burn, limits, measure
 from gpurack.gpubench import results as bench_results
 from gpurack.gpubench import tier as bench_tier
@@ -382,7 +382,9 @@ def test_counter_deltas_new_xid_fails_on_its_gpu(facts: dict[str, Any]) -> None:
     ]
     results = tier.counter_deltas(facts, after)
     assert [r["verdict"] for r in results] == ["fail"]
-    assert results[0]["details"]["deltas"] == {"Xid 79": 1} and "Xid 79" in results[0]["evidence"]["lines"][-1]
+    assert (
+        results[0]["details"]["deltas"] == {"Xid 79": 1} and "Xid 79" in results[0]["evidence"]["lines"][-1]
+    )
 
 
 def test_counter_deltas_old_xid_is_not_new(facts: dict[str, Any]) -> None:

@@ -10,8 +10,7 @@ information: a pass that says what it saw.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from typing import NamedTuple
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._expect import ExpectKey
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_facts import GpuView
@@ -36,17 +35,23 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.spec impo
     skip,
 )
 
-_LINK = ("pcie.gen_current", "pcie.gen_max", "pcie.width_current", "pcie.width_max")
+
+class _Link(NamedTuple):
+    gen: int
+    gen_max: int
+    width: int
+    width_max: int
 
 
-def _pcie(gpu: GpuView) -> dict[str, Any] | None:
-    """{gen_current, gen_max, width_current, width_max} when all four are known."""
-    values = {path.split(".")[1]: gpu.field(path) for path in _LINK}
-    return None if any(v is None for v in values.values()) else values
+def _pcie(gpu: GpuView) -> _Link | None:
+    """The GPU's PCIe link (current and maximum), when all four values are known."""
+    paths = ("pcie.gen_current", "pcie.gen_max", "pcie.width_current", "pcie.width_max")
+    values = [gpu.field(path) for path in paths]
+    return None if any(v is None for v in values) else _Link(*values)
 
 
-def _pcie_line(comp: str, p: Mapping[str, Any]) -> str:
-    return f"{comp} PCIe gen {p['gen_current']}/{p['gen_max']}, width x{p['width_current']}/x{p['width_max']}"
+def _pcie_line(comp: str, p: _Link) -> str:
+    return f"{comp} PCIe gen {p.gen}/{p.gen_max}, width x{p.width}/x{p.width_max}"
 
 
 CURRENT_VS_MAX = CheckSpec(
@@ -63,15 +68,15 @@ CURRENT_VS_MAX = CheckSpec(
 
 @check(CURRENT_VS_MAX)
 def check_pcie_current_vs_max(ctx: Context) -> list[CheckResult]:
-    def judge(gpu: GpuView, p: dict[str, Any]) -> CheckResult:
+    def judge(gpu: GpuView, p: _Link) -> CheckResult:
         comp = gpu.component()
-        if p["width_current"] < p["width_max"]:
+        if p.width < p.width_max:
             verdict = "fail"
-            reason = f"{comp} PCIe link runs at x{p['width_current']}, its maximum is x{p['width_max']}"
-        elif p["gen_current"] < p["gen_max"]:
+            reason = f"{comp} PCIe link runs at x{p.width}, its maximum is x{p.width_max}"
+        elif p.gen < p.gen_max:
             verdict = "warn"
             reason = (
-                f"{comp} PCIe link runs at Gen{p['gen_current']}, its maximum is Gen{p['gen_max']} "
+                f"{comp} PCIe link runs at Gen{p.gen}, its maximum is Gen{p.gen_max} "
                 "(normal when the GPU is idle)"
             )
         else:
@@ -80,8 +85,8 @@ def check_pcie_current_vs_max(ctx: Context) -> list[CheckResult]:
             CURRENT_VS_MAX,
             verdict,
             component=comp,
-            measured={"gen": p["gen_current"], "width": p["width_current"]},
-            expected={"gen": p["gen_max"], "width": p["width_max"]},
+            measured={"gen": p.gen, "width": p.width},
+            expected={"gen": p.gen_max, "width": p.width_max},
             reason=reason,
             source=ctx.gpu_source(),
             lines=[_pcie_line(comp, p)],
@@ -111,18 +116,18 @@ def check_pcie_expected(ctx: Context) -> list[CheckResult]:
     if not want:
         return [not_expected(EXPECTED, "gpu.pcie")]
 
-    def judge(gpu: GpuView, p: dict[str, Any]) -> CheckResult:
+    def judge(gpu: GpuView, p: _Link) -> CheckResult:
         comp = gpu.component()
         short = []
-        if "gen" in want and p["gen_max"] < want["gen"]:
-            short.append(f"link capable of Gen{p['gen_max']} only, expected Gen{want['gen']}")
-        if "width" in want and p["width_current"] < want["width"]:
-            short.append(f"link at x{p['width_current']}, expected x{want['width']}")
+        if "gen" in want and p.gen_max < want["gen"]:
+            short.append(f"link capable of Gen{p.gen_max} only, expected Gen{want['gen']}")
+        if "width" in want and p.width < want["width"]:
+            short.append(f"link at x{p.width}, expected x{want['width']}")
         return result(
             EXPECTED,
             "fail" if short else "pass",
             component=comp,
-            measured={"gen": p["gen_max"], "width": p["width_current"]},
+            measured={"gen": p.gen_max, "width": p.width},
             expected=dict(want),
             reason=f"{comp}: {'; '.join(short)}" if short else None,
             source=ctx.gpu_source(),

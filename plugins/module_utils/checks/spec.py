@@ -151,7 +151,7 @@ def specs() -> tuple[CheckSpec, ...]:
 
 def checks_for_tier(tier: Tier | str) -> tuple[CheckSpec, ...]:
     """Checks a run of `tier` includes: its own and every lower tier's."""
-    upto = TIERS[: TIERS.index(tier) + 1]  # type: ignore[arg-type]
+    upto = TIERS[: TIERS.index(tier) + 1]
     return tuple(c for c in specs() if c.tier in upto)
 
 

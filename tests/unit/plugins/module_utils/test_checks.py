@@ -8,15 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import CheckResult, summarise
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks import ExpectError
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks import run_checks as _run_checks
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.spec import (
-    FUNCTIONS,
-    checks_for_tier,
-    model_expected,
-    specs,
-)
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_facts import (
     gather_gpu,
     parse_nvidia_smi_text,
@@ -31,7 +22,16 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils._pci_facts impor
     gather_pci,
     parse_lspci_vvv,
 )
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import CheckResult, summarise
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import CaptureSource
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks import COMPONENTS, ExpectError
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks import run_checks as _run_checks
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.spec import (
+    FUNCTIONS,
+    checks_for_tier,
+    model_expected,
+    specs,
+)
 from gpurack import docsgen
 
 CATALOGUE = specs()
@@ -806,3 +806,24 @@ def test_catalogue_standard_limits_come_from_the_model_table() -> None:
 
 def test_docs_checks_md_is_generated_from_the_catalogue() -> None:
     assert (docsgen.ROOT / docsgen.CHECKS_MD).read_text() == docsgen.checks_markdown()
+
+
+def test_derived_files_are_what_the_specs_give() -> None:
+    """docs/checks.md and the preflight argument spec: `python -m gpurack.docsgen` rewrites them."""
+    assert docsgen.stale() == []
+    assert docsgen.main(["--check"]) == 0
+
+
+def test_docs_checks_md_states_the_verdict_rule() -> None:
+    text = docsgen.checks_markdown()
+    assert "\n## Verdicts\n" in text
+    assert "a run's verdict is the same rule over its nodes' verdicts" in text
+    assert "A `warn` never counts as a pass" in text
+
+
+def test_every_spec_sits_in_its_component_module_and_schema_keys_come_from_specs() -> None:
+    assert {c.component for c in CATALOGUE} == set(COMPONENTS)
+    declared = {key.path for c in CATALOGUE for key in c.expects}
+    assert "gpu.pcie.gen" in declared and "numa_nodes" in declared
+    measured = [c for c in CATALOGUE if c.tier != "quick"]
+    assert measured and all(c.id not in REGISTRY for c in measured)  # measured in gpubench
