@@ -529,3 +529,21 @@ def test_gpu_run_standard_end_to_end() -> None:
     results = tier.run_standard(gather(), gather)
     assert results and all(set(r) >= RESULT_KEYS for r in results)
     assert not [r for r in results if r["verdict"] == "skip" and r["id"] != "gpu.allreduce_busbw"]
+
+
+def test_measured_results_use_the_quick_tiers_constructor() -> None:
+    """One constructor for every tier: evidence cut to 20 lines, limit_source and title filled."""
+    limit = limits.Limit(63.0, "GB/s", "test limit")
+    measured = bench_results.judged(
+        "gpu.h2d_bandwidth", "GPU 0", 25.0, "GB/s", limit, lines=map(str, range(30))
+    )
+    assert isinstance(measured, CheckResult) and len(measured.evidence.lines) == 20
+    assert measured.limit_source.startswith("test limit. Threshold:")
+    assert measured.title == "Host-to-device bandwidth" and measured.tier == "standard"
+    failed = bench_tier._burn_results(
+        bench_tier.GpuTarget(0, 0, "GPU 0", bench_tier.GpuView({}), H200),
+        burn.WorkerReport(0, (), (), 0, 0, "worker died"),
+        "method",
+    )
+    assert {r.verdict.value for r in failed} == {"fail"}
+    assert all(r.limit_source and r.remediation and r.tier == "burn-in" for r in failed)
