@@ -11,7 +11,7 @@ from typing import Any
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._expect import ExpectKey
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_facts import GpuView
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_models import find_model, resolve_model
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import CheckResult
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import CheckResult, Verdict
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._xid_catalogue import xid_info
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.context import (
     Context,
@@ -211,7 +211,7 @@ def _gpu_for_bus(gpus: list[GpuView], bus_id: Any) -> str:
     return f"PCI {bus_id}"
 
 
-_XID_VERDICT = {"critical": "fail", "warn": "warn", "info": "pass"}
+_XID_VERDICT = {"critical": Verdict.FAIL, "warn": Verdict.WARN, "info": Verdict.PASS}
 
 
 @check(GPU_XID)
@@ -240,7 +240,7 @@ def check_xid(ctx: Context) -> list[CheckResult]:
                 expected=None,
                 reason=f"{comp}: Xid {code} ({info.name}), {len(group)} event(s), "
                 f"last at {group[-1].field('time')}",
-                remediation=info.resolution if verdict != "pass" else None,
+                remediation=info.resolution if verdict is not Verdict.PASS else None,
                 source="dmesg",
                 lines=[f"[{e.field('time')}] Xid {code}: {e.field('message')}" for e in group[-5:]],
                 limit_source=f"NVIDIA Xid catalogue: Xid {code} is {info.severity}",
