@@ -1,18 +1,21 @@
 # Copyright: (c) 2026, gpurack maintainers
 # Apache License 2.0 (see LICENSE)
-"""The expectations schema (`gpurack_expect`, `--expect FILE`): validation with full paths.
+"""Expectation keys (`gpurack_expect`, `--expect FILE`) and their validation with full paths.
 
-Every problem is reported at once, each as `<path>: <what was expected>, got <value>`,
-so an operator fixes a pool's YAML in one pass.
+A check's spec declares the keys it reads as `ExpectKey`s; the schema is built from those
+(`checks.SCHEMA`), so a key exists exactly when a check reads it. Every problem is reported
+at once, each as `<path>: <what was expected>, got <value>`, so an operator fixes a pool's
+YAML in one pass.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
-Validator = Callable[[object], str | None]
+Validator = Callable[[object], "str | None"]
 Schema = Mapping[str, "Validator | Schema"]
 
 
@@ -38,15 +41,6 @@ def _non_empty_str(value: object) -> str | None:
     return None if isinstance(value, str) and value.strip() else "expected a non-empty string"
 
 
-def _one_of(*allowed: object) -> Validator:
-    def check(value: object) -> str | None:
-        if any(value == a and type(value) is type(a) for a in allowed):
-            return None
-        return "expected one of " + ", ".join(str(a) for a in allowed)
-
-    return check
-
-
 _VERSION = re.compile(r"^\d+(\.\d+)*$")
 
 
@@ -65,28 +59,81 @@ def _branch(value: object) -> str | None:
     return "expected a driver branch such as '580'"
 
 
-SCHEMA: Schema = {
-    "gpu": {
-        "count": _non_negative_int,
-        "model": _non_empty_str,
-        "min_memory_mib": _non_negative_int,
-        "pcie": {"gen": _one_of(1, 2, 3, 4, 5, 6), "width": _one_of(1, 2, 4, 8, 16, 32)},
-        "nvlinks_per_gpu": _non_negative_int,
-    },
-    "rdma": {
-        "ports": _non_negative_int,
-        "rate_gbps": _positive_number,
-        "link_layer": _one_of("InfiniBand", "Ethernet"),
-    },
-    "numa_nodes": _positive_int,
-    "nvme": {"count": _non_negative_int},
-    "driver": {"version": _version_str, "branch": _branch},
-    "cuda": {"version": _version_str},
-    "os": {"cgroup_version": _one_of(1, 2)},
+# kind -> (validator, Ansible argument-spec type)
+_KINDS: Mapping[str, tuple[Validator, str]] = {
+    "count": (_non_negative_int, "int"),
+    "positive_int": (_positive_int, "int"),
+    "number": (_positive_number, "float"),
+    "text": (_non_empty_str, "str"),
+    "version": (_version_str, "str"),
+    "branch": (_branch, "raw"),
 }
 
 
-def _validate(value: object, schema: Schema, path: str) -> list[str]:
+@dataclass(frozen=True)
+class ExpectKey:
+    """One expectation key a check reads: dotted path, value kind (or choices), description."""
+
+    path: str
+    kind: str
+    description: str
+    choices: tuple[Any, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.kind != "choice" and self.kind not in _KINDS:
+            raise ValueError(f"{self.path}: unknown expectation kind {self.kind!r}")
+
+    @property
+    def validator(self) -> Validator:
+        """The function that names what is wrong with a value (None when it is valid)."""
+        if self.kind == "choice":
+            return _one_of(*self.choices)
+        return _KINDS[self.kind][0]
+
+    @property
+    def arg_type(self) -> str:
+        """The type of the key in an Ansible argument spec."""
+        if self.kind == "choice":
+            return "int" if all(_is_int(c) for c in self.choices) else "str"
+        return _KINDS[self.kind][1]
+
+
+def _one_of(*allowed: object) -> Validator:
+    def check(value: object) -> str | None:
+        if any(value == a and type(value) is type(a) for a in allowed):
+            return None
+        return "expected one of " + ", ".join(str(a) for a in allowed)
+
+    return check
+
+
+def schema_from(keys: Iterable[ExpectKey], order: Iterable[str] = ()) -> dict[str, Any]:
+    """The nested schema of `keys`; top-level groups in `order` first, then as first seen.
+
+    Raises:
+        ValueError: two keys at the same path differ, or a key is also a group.
+    """
+    seen: dict[str, ExpectKey] = {}
+    schema: dict[str, Any] = {name: {} for name in order}
+    for key in keys:
+        if key.path in seen:
+            if seen[key.path] != key:
+                raise ValueError(f"expectation {key.path} is declared twice, differently")
+            continue
+        seen[key.path] = key
+        *groups, leaf = key.path.split(".")
+        node = schema
+        for group in groups:
+            node = node.setdefault(group, {})
+            if not isinstance(node, dict):
+                raise ValueError(f"expectation {key.path}: {group} is a key, not a group")
+        node[leaf] = key.validator
+    # A top-level leaf (numa_nodes) was seeded as a group by `order`: it is set above then.
+    return {name: rule for name, rule in schema.items() if rule != {}}
+
+
+def validate(value: object, schema: Schema, path: str) -> list[str]:
+    """Every problem of `value` against `schema`, each prefixed by its full path; [] when valid."""
     if not isinstance(value, Mapping):
         return [f"{path}: expected a mapping, got {value!r}"]
     errors: list[str] = []
@@ -96,17 +143,10 @@ def _validate(value: object, schema: Schema, path: str) -> list[str]:
         if rule is None:
             errors.append(f"{where}: unknown key (known: {', '.join(schema)})")
         elif isinstance(rule, Mapping):
-            errors.extend(_validate(item, rule, where))
+            errors.extend(validate(item, rule, where))
         elif (problem := rule(item)) is not None:
             errors.append(f"{where}: {problem}, got {item!r}")
     return errors
-
-
-def validate_expect(expect: object, path: str = "gpurack_expect") -> list[str]:
-    """Every problem with an expectations mapping, each prefixed by its full path; [] when valid."""
-    if expect is None:
-        return []
-    return _validate(expect, SCHEMA, path)
 
 
 def get(expect: Mapping[str, Any], dotted: str) -> Any:

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import FactsError
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._fact_view import FactView
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import CaptureError, Source
 
 NVIDIA_VENDOR_ID = "0x10de"
@@ -197,6 +198,10 @@ def _build_gpu(index: int, raw: _Raw, source: str) -> dict[str, Any]:
             "width_current": _to_int(raw.get("width_current"), where, "current link width"),
             "width_max": _to_int(raw.get("width_max"), where, "max link width"),
         },
+        "pcie_replays": {
+            "since_reset": _to_int(raw.get("replays"), where, "PCIe replays since reset"),
+            "rollovers": _to_int(raw.get("replay_rollovers"), where, "PCIe replay rollovers"),
+        },
         "persistence_mode": _to_bool(raw.get("persistence"), where, "persistence mode"),
         "mig_mode": _to_bool(raw.get("mig"), where, "MIG mode"),
         "ecc_mode": _to_bool(raw.get("ecc"), where, "ECC mode"),
@@ -256,6 +261,8 @@ _XML_FIELDS = {
     "gen_max": "pci/pci_gpu_link_info/pcie_gen/max_link_gen",
     "width_current": "pci/pci_gpu_link_info/link_widths/current_link_width",
     "width_max": "pci/pci_gpu_link_info/link_widths/max_link_width",
+    "replays": "pci/replay_counter",
+    "replay_rollovers": "pci/replay_rollover_counter",
     "persistence": "persistence_mode",
     "mig": "mig_mode/current_mig",
     "ecc": "ecc_mode/current_ecc",
@@ -348,6 +355,8 @@ _TEXT_FIELDS: dict[str, tuple[str, ...]] = {
     "gen_max": ("PCI", "GPU Link Info", "PCIe Generation", "Max"),
     "width_current": ("PCI", "GPU Link Info", "Link Width", "Current"),
     "width_max": ("PCI", "GPU Link Info", "Link Width", "Max"),
+    "replays": ("PCI", "Replays Since Reset"),
+    "replay_rollovers": ("PCI", "Replay Number Rollovers"),
     "persistence": ("Persistence Mode",),
     "mig": ("MIG Mode", "Current"),
     "ecc": ("ECC Mode", "Current"),
@@ -587,6 +596,7 @@ def scan_pci_gpus(source: Source) -> list[dict[str, Any]]:
                     "width_current": _sysfs_int(source.read(f"{base}/current_link_width")),
                     "width_max": _sysfs_int(source.read(f"{base}/max_link_width")),
                 },
+                "pcie_replays": None,
                 "persistence_mode": None,
                 "mig_mode": None,
                 "ecc_mode": None,
@@ -732,3 +742,94 @@ def gather_gpu(source: Source) -> dict[str, Any]:
         raise FactsError(f"{source.description}: {exc}") from exc
     except CaptureError as exc:
         raise FactsError(f"{source.description}: {exc}") from exc
+
+
+# ---------------------------------------------------------------------------------------
+# views: what the functions above produce, for consumers (checks, measured tiers)
+
+
+class NvLinkView(FactView):
+    """One `gpus[].nvlinks[]` entry."""
+
+    FIELDS = frozenset({"link", "speed_gbps", "active"})
+
+
+class GpuView(FactView):
+    """One `gpurack_gpu.gpus[]` entry."""
+
+    FIELDS = frozenset(
+        {
+            "index",
+            "name",
+            "architecture",
+            "uuid",
+            "serial",
+            "bus_id",
+            "pci_device_id",
+            "vbios",
+            "memory_total_mib",
+            "pcie",
+            "pcie.gen_current",
+            "pcie.gen_max",
+            "pcie.width_current",
+            "pcie.width_max",
+            "pcie_replays.since_reset",
+            "pcie_replays.rollovers",
+            "persistence_mode",
+            "mig_mode",
+            "ecc_mode",
+            "ecc_errors",
+            "ecc_errors.volatile_corrected",
+            "ecc_errors.volatile_uncorrected",
+            "ecc_errors.aggregate_corrected",
+            "ecc_errors.aggregate_uncorrected",
+            "remapped_rows.correctable",
+            "remapped_rows.uncorrectable",
+            "remapped_rows.pending",
+            "remapped_rows.failure",
+            "retired_pages.single_bit",
+            "retired_pages.double_bit",
+            "retired_pages.pending",
+            "recovery_action",
+            "clocks_event_reasons",
+            "nvlinks",
+            "nvlink_source",
+            "numa_node",
+            "cpu_affinity",
+        }
+    )
+
+    def component(self) -> str:
+        """`GPU 3 (0000:19:00.0)`, the component name of every GPU result."""
+        bus = self.field("bus_id")
+        return f"GPU {self.field('index')} ({bus})" if bus else f"GPU {self.field('index')}"
+
+    def nvlinks(self) -> list[NvLinkView]:
+        """The GPU's NVLinks (empty when nvidia-smi nvlink -s gave none)."""
+        return self.items("nvlinks", NvLinkView)
+
+
+class GpuFactsView(FactView):
+    """`gpurack_gpu` as `gather_gpu` returns it."""
+
+    FACT = "gpurack_gpu"
+    FIELDS = frozenset(
+        {
+            "available",
+            "reason",
+            "source",
+            "sources",
+            "driver_version",
+            "cuda_version",
+            "driver_loaded",
+            "count",
+            "gpus",
+            "topology",
+            "topology.links",
+            "nvswitch",
+        }
+    )
+
+    def gpus(self) -> list[GpuView]:
+        """Every GPU entry."""
+        return self.items("gpus", GpuView)

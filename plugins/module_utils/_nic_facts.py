@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import FactsError
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._fact_view import FactView
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import Source
 
 IBSTAT_ARGV: tuple[str, ...] = ("ibstat",)
@@ -135,6 +136,16 @@ def _port_entry(ca: str, port: int, values: dict[str, str]) -> dict[str, Any]:
     }
 
 
+def _set_ca_value(ca: dict[str, Any], key: str, value: str) -> None:
+    """One `Key: value` line of a CA (outside its port sections)."""
+    if key == "Number of ports":
+        if not value.isdigit():
+            raise FactsError(f"ibstat: CA '{ca['device']}' has 'Number of ports: {value}'")
+        ca["num_ports"] = int(value)
+    elif key in _CA_KEYS:
+        ca[_CA_KEYS[key]] = normalize_guid(value) if "GUID" in key else value
+
+
 def parse_ibstat(text: str) -> list[dict[str, Any]]:
     """CAs of `ibstat` text, each with its ports (indentation may be tabs or spaces).
 
@@ -176,12 +187,8 @@ def parse_ibstat(text: str) -> list[dict[str, Any]]:
         key, value = kv.group("key").strip(), kv.group("value").strip()
         if port_values is not None:
             port_values[key] = value
-        elif key == "Number of ports":
-            if not value.isdigit():
-                raise FactsError(f"ibstat: CA '{ca['device']}' has 'Number of ports: {value}'")
-            ca["num_ports"] = int(value)
-        elif key in _CA_KEYS:
-            ca[_CA_KEYS[key]] = normalize_guid(value) if "GUID" in key else value
+        else:
+            _set_ca_value(ca, key, value)
     close_port()
     for entry in cas:
         if not entry["ports"]:
@@ -342,3 +349,30 @@ def gather_nic(source: Source) -> dict[str, Any]:
     if not facts["available"]:
         facts["reason"] = f"{SYSFS_NET} and {SYSFS_IB} are empty and ibstat gave nothing"
     return facts
+
+
+# ---------------------------------------------------------------------------------------
+# views: what the functions above produce, for consumers (checks, measured tiers)
+
+
+class RdmaPortView(FactView):
+    """One `gpurack_nic.rdma[]` port."""
+
+    FIELDS = frozenset(
+        {"device", "port", "state", "phys_state", "rate_gbps", "link_layer", "numa_node", "counters"}
+    )
+
+    def component(self) -> str:
+        """`mlx5_5 port 1`, the component name of every port result."""
+        return f"{self.field('device')} port {self.field('port')}"
+
+
+class NicFactsView(FactView):
+    """`gpurack_nic` as `gather_nic` returns it."""
+
+    FACT = "gpurack_nic"
+    FIELDS = frozenset({"available", "reason", "sources", "net", "rdma"})
+
+    def rdma(self) -> list[RdmaPortView]:
+        """Every RDMA port."""
+        return self.items("rdma", RdmaPortView)

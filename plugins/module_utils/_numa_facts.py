@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import FactsError
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._fact_view import FactView
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import Source
 
 LSCPU_ARGV: tuple[str, ...] = ("lscpu", "-J")
@@ -140,3 +141,24 @@ def gather_numa(source: Source) -> dict[str, Any]:
     if not nodes:
         facts["reason"] = f"{SYSFS_NODES} has no node* entries (kernel without NUMA, or not captured)"
     return facts
+
+
+# ---------------------------------------------------------------------------------------
+# views: what the functions above produce, for consumers (checks, measured tiers)
+
+
+class NumaNodeView(FactView):
+    """One `gpurack_numa.nodes[]` entry."""
+
+    FIELDS = frozenset({"id", "cpulist", "cpus", "mem_total_kib"})
+
+
+class NumaFactsView(FactView):
+    """`gpurack_numa` as `gather_numa` returns it."""
+
+    FACT = "gpurack_numa"
+    FIELDS = frozenset({"available", "reason", "sources", "count", "nodes", "cpu"})
+
+    def nodes(self) -> list[NumaNodeView]:
+        """Every NUMA node."""
+        return self.items("nodes", NumaNodeView)

@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import FactsError
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._fact_view import FactView
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import Source
 
 NVME_LIST_ARGV: tuple[str, ...] = ("nvme", "list", "-o", "json")
@@ -228,3 +229,24 @@ def gather_nvme(source: Source) -> dict[str, Any]:
             disk["is_os_disk"] = os_disks.get(disk["name"])
     facts["disks"] = disks
     return facts
+
+
+# ---------------------------------------------------------------------------------------
+# views: what the functions above produce, for consumers (checks, measured tiers)
+
+
+class NvmeDiskView(FactView):
+    """One `gpurack_nvme.disks[]` entry."""
+
+    FIELDS = frozenset({"name", "model", "serial", "firmware", "size_bytes", "namespace", "is_os_disk"})
+
+
+class NvmeFactsView(FactView):
+    """`gpurack_nvme` as `gather_nvme` returns it."""
+
+    FACT = "gpurack_nvme"
+    FIELDS = frozenset({"available", "reason", "source", "sources", "disks"})
+
+    def disks(self) -> list[NvmeDiskView]:
+        """Every NVMe namespace."""
+        return self.items("disks", NvmeDiskView)

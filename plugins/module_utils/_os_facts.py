@@ -14,6 +14,7 @@ from typing import Any
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._capture import CAPTURE_COMMANDS
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import FactsError
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._fact_view import FactView
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._pci_facts import normalize_bus_id
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import Source
 
@@ -242,3 +243,48 @@ def gather_os(source: Source) -> dict[str, Any]:
         "modules": modules,
         "xid_events": xid_events,
     }
+
+
+# ---------------------------------------------------------------------------------------
+# views: what the functions above produce, for consumers (checks, measured tiers)
+
+
+class XidEventView(FactView):
+    """One `gpurack_os.xid_events[]` entry."""
+
+    FIELDS = frozenset({"time", "bus_id", "xid", "pid", "process", "message"})
+
+
+class OsFactsView(FactView):
+    """`gpurack_os` as `gather_os` returns it."""
+
+    FACT = "gpurack_os"
+    FIELDS = frozenset(
+        {
+            "available",
+            "sources",
+            "kernel",
+            "services",
+            "distribution",
+            "cgroup_version",
+            "secure_boot",
+            "modules",
+            "xid_events",
+        }
+    )
+
+    def module_loaded(self, name: str) -> bool | None:
+        """Whether kernel module `name` is loaded; None when modules were not read."""
+        value = self.mapping("modules").get(name)
+        return value if isinstance(value, bool) else None
+
+    def service_state(self, name: str) -> str | None:
+        """systemd's state of service `name` (`active`, ...); None when services were not read."""
+        value = self.mapping("services").get(name)
+        return None if value is None else str(value)
+
+    def xid_events(self) -> list[XidEventView] | None:
+        """The Xid events of the kernel log; None when it was not read."""
+        if self.field("xid_events") is None:
+            return None
+        return self.items("xid_events", XidEventView)

@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import FactsError
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._fact_view import FactView
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import Source
 
 LSPCI_ARGV: tuple[str, ...] = ("lspci", "-vvv")
@@ -31,6 +32,8 @@ _NN_IDS = re.compile(r"\[(?P<vendor>[0-9a-f]{4}):(?P<device>[0-9a-f]{4})\]")
 _LNKCAP = re.compile(r"^\s+LnkCap:\s")
 _LNKSTA = re.compile(r"^\s+LnkSta:\s")
 _NUMA = re.compile(r"^\s+NUMA node:\s*(?P<node>-?\d+)\s*$")
+# A bridge's buses: "Bus: primary=15, secondary=16, subordinate=1c, sec-latency=0".
+_BRIDGE_BUS = re.compile(r"^\s+Bus: primary=[0-9a-fA-F]+, secondary=(?P<secondary>[0-9a-fA-F]+),")
 _SPEED = re.compile(r"Speed (?:(?P<speed>[\d.]+)GT/s|unknown)(?: \((?P<mark>ok|downgraded)\))?")
 _WIDTH = re.compile(r"Width x(?P<width>\d+)(?: \((?P<mark>ok|downgraded)\))?")
 _SYSFS_SPEED = re.compile(r"^(?P<speed>[\d.]+) GT/s")
@@ -99,6 +102,7 @@ def _new_device(bus_id: str, desc: str) -> dict[str, Any]:
         "class_id": f"0x{cls.group('cls')}" if cls else None,
         "numa_node": None,
         "link": None,
+        "upstream": None,
     }
 
 
@@ -150,7 +154,24 @@ def parse_lspci_vvv(text: str) -> list[dict[str, Any]]:
             current["numa_node"] = node if node >= 0 else None
     if current is not None:
         _finish(current, cap, sta)
+    secondary = _bridge_buses(text)
+    for device in devices:
+        domain, bus_number = device["bus_id"][:4], int(device["bus_id"][5:7], 16)
+        device["upstream"] = secondary.get((domain, bus_number))
     return devices
+
+
+def _bridge_buses(text: str) -> dict[tuple[str, int], str]:
+    """(domain, bus number) -> the bridge whose secondary bus it is, from lspci's `Bus:` lines."""
+    found: dict[tuple[str, int], str] = {}
+    current: str | None = None
+    for line in text.splitlines():
+        if line and not line[0].isspace():
+            header = _HEADER.match(line)
+            current = normalize_bus_id(header.group("bus_id")) if header else None
+        elif current is not None and (bus := _BRIDGE_BUS.match(line)):
+            found[(current[:4], int(bus.group("secondary"), 16))] = current
+    return found
 
 
 def parse_sysfs_speed(text: str | None) -> float | None:
@@ -205,6 +226,7 @@ def parse_sysfs_pci_device(bus_id: str, attrs: dict[str, str | None]) -> dict[st
         "class_id": _sysfs_hex(attrs.get("class"), 4),
         "numa_node": numa if numa is not None and numa >= 0 else None,
         "link": link,
+        "upstream": None,
     }
 
 
@@ -294,3 +316,80 @@ def gather_pci(source: Source) -> dict[str, Any]:
         "devices": devices,
         "downgraded": downgraded_bus_ids(devices),
     }
+
+
+# ---------------------------------------------------------------------------------------
+# views: what the functions above produce, for consumers (checks)
+
+# PCI class codes (the CCSS part of class_id) and lspci's names for them.
+_GPU_CLASSES = {"0x0300": "VGA compatible controller", "0x0302": "3D controller"}
+_NVME_CLASS = ("0x0108", "Non-Volatile memory controller")
+_RDMA_CLASS = ("0x0207", "Infiniband controller")
+_NETWORK_CLASS = ("0x0200", "Ethernet controller")
+_NVIDIA, _MELLANOX = "0x10de", "0x15b3"
+
+
+class PciDeviceView(FactView):
+    """One `gpurack_pci.devices[]` entry."""
+
+    FIELDS = frozenset(
+        {
+            "bus_id",
+            "description",
+            "vendor_id",
+            "device_id",
+            "class_id",
+            "numa_node",
+            "link",
+            "link.cap_speed_gts",
+            "link.cap_width",
+            "link.sta_speed_gts",
+            "link.sta_width",
+            "link.speed_downgraded",
+            "link.width_downgraded",
+            "upstream",
+        }
+    )
+
+    def _is(self, class_id: str, name: str) -> bool:
+        return self.field("class_id") == class_id or str(self.field("description") or "").startswith(name)
+
+    def is_nvidia_gpu(self) -> bool:
+        """An NVIDIA display or 3D controller (by ids, else by lspci's description)."""
+        vendor = str(self.field("vendor_id") or "").lower()
+        text = str(self.field("description") or "")
+        by_class = any(self._is(cid, name) for cid, name in _GPU_CLASSES.items())
+        return by_class and (vendor == _NVIDIA or (not vendor and "NVIDIA" in text))
+
+    def is_nvme(self) -> bool:
+        """An NVMe controller."""
+        return self._is(*_NVME_CLASS)
+
+    def is_rdma(self) -> bool:
+        """An InfiniBand HCA, or a Mellanox/NVIDIA ConnectX Ethernet NIC (RoCE)."""
+        if self._is(*_RDMA_CLASS):
+            return True
+        vendor = str(self.field("vendor_id") or "").lower()
+        text = str(self.field("description") or "")
+        return self._is(*_NETWORK_CLASS) and (vendor == _MELLANOX or "Mellanox" in text)
+
+
+class PciFactsView(FactView):
+    """`gpurack_pci` as `gather_pci` returns it."""
+
+    FACT = "gpurack_pci"
+    FIELDS = frozenset({"available", "reason", "source", "sources", "devices", "downgraded"})
+
+    def devices(self) -> list[PciDeviceView]:
+        """Every device."""
+        return self.items("devices", PciDeviceView)
+
+    def upstream_chain(self, bus_id: str) -> list[str]:
+        """The bridges from `bus_id` up to its root port, nearest first (from lspci's bus numbers)."""
+        parents = {str(d.field("bus_id")): d.field("upstream") for d in self.devices()}
+        chain: list[str] = []
+        up = parents.get(bus_id)
+        while isinstance(up, str) and up not in chain:
+            chain.append(up)
+            up = parents.get(up)
+        return chain

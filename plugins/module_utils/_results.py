@@ -83,7 +83,8 @@ class CheckResult:
 
     `measured`/`expected` hold JSON values; `reason` says why (required for skip);
     `remediation` is given on warn and fail only; `limit_source` says where the limit comes
-    from. `percent` (of the limit) and `duration_s` are set by measured checks.
+    from. `percent` (of the limit) and `duration_s` are set by measured checks; `details`
+    holds a measured check's extra data (all-reduce points, counter deltas), JSON values.
     """
 
     id: str
@@ -100,6 +101,7 @@ class CheckResult:
     limit_source: str = ""
     percent: float | None = None
     duration_s: float | None = None
+    details: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         verdict = Verdict.parse(self.verdict)

@@ -156,13 +156,3 @@ def xid_info(code: int) -> Xid:
         "warn",
         f"look up Xid {code} in NVIDIA's Xid catalogue; reset the GPU if it recurs",
     )
-
-
-def render_xid_markdown() -> str:
-    """The Xid catalogue as a Markdown table (embedded in docs/checks.md)."""
-    rows = "".join(f"| {x.code} | {x.name} | {x.severity} | {x.resolution} |\n" for x in XIDS)
-    return (
-        "| Xid | name | severity | resolution |\n| --- | --- | --- | --- |\n"
-        + rows
-        + f"\nSource: {PROVENANCE}.\n"
-    )

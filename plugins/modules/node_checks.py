@@ -31,6 +31,14 @@ options:
       - Only the keys present are checked.
     type: dict
     default: {}
+  extra_results:
+    description:
+      - Results produced before the checks, in the shape of RV(results) (for example one failing
+        result per facts module that could not read its tool). They are returned first and
+        counted in RV(summary), so the node verdict covers them.
+    type: list
+    elements: dict
+    default: []
   tier:
     description: Which tier to run; this module runs the quick tier (facts only, no load).
     type: str
@@ -54,9 +62,9 @@ EXAMPLES = r"""
     expect: "{{ gpurack_expect | default({}) }}"
   register: __validation_quick
 
-- name: Fail the host when a check failed
+- name: Fail the host when a check failed (a warn is shown, not failed)
   ansible.builtin.assert:
-    that: __validation_quick.summary.verdict == 'pass'
+    that: __validation_quick.summary.verdict != 'fail'
     fail_msg: >-
       {{ __validation_quick.results | selectattr('verdict', 'eq', 'fail')
          | map(attribute='reason') | list }}
@@ -81,16 +89,22 @@ results:
       remediation: reseat the GPU or its riser and check the slot
       evidence: {source: nvidia-smi -q -x, lines: ["GPU 3 (0000:19:00.0) PCIe gen 5/5, width x8/x16"]}
       limit_source: "vendor doc: NVIDIA nvidia-smi manual (PCIe link, current vs max)"
+      percent: null
+      duration_s: null
+      details: null
 summary:
-  description: Counts per verdict and the node verdict (fail when any result fails).
+  description:
+    - Counts per verdict and the node verdict, the rule of C(docs/checks.md) ("Verdicts"):
+      fail when any result fails, else warn when any warns, else pass when any passed; skip
+      only when nothing could be assessed.
   returned: success
   type: dict
   sample: {pass: 14, warn: 1, fail: 1, skip: 12, verdict: fail}
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._checks import run_checks, summarise
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._expect import validate_expect
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import CheckResult, summarise
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks import run_checks, validate_expect
 
 
 def main() -> None:
@@ -98,6 +112,7 @@ def main() -> None:
         argument_spec={
             "facts": {"type": "dict", "required": True},
             "expect": {"type": "dict", "default": {}},
+            "extra_results": {"type": "list", "elements": "dict", "default": []},
             "tier": {"type": "str", "choices": ["quick"], "default": "quick"},
         },
         supports_check_mode=True,
@@ -105,8 +120,12 @@ def main() -> None:
     errors = validate_expect(module.params["expect"])
     if errors:
         module.fail_json(msg="Invalid gpurack_expect: " + "; ".join(errors), errors=errors)
-    results = run_checks(module.params["facts"], module.params["expect"], module.params["tier"])
-    module.exit_json(changed=False, results=results, summary=summarise(results))
+    try:
+        extra = [CheckResult.from_dict(r) for r in module.params["extra_results"]]
+    except (TypeError, ValueError) as exc:
+        module.fail_json(msg=f"Invalid extra_results: {exc}")
+    results = extra + run_checks(module.params["facts"], module.params["expect"], module.params["tier"])
+    module.exit_json(changed=False, results=[r.to_dict() for r in results], summary=summarise(results))
 
 
 if __name__ == "__main__":

@@ -20,9 +20,37 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_models impo
     pcie_ceiling_gbps,
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._node_facts import gather_all
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import CheckResult
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import CaptureSource
-from gpurack.gpubench import SAFE_ENV, allreduce, burn, limits, measure, tier
-from gpurack.gpubench.results import judged
+from gpurack.gpubench import SAFE_ENV, allreduce, burn, limits, measure
+from gpurack.gpubench import results as bench_results
+from gpurack.gpubench import tier as bench_tier
+
+
+def _dicts(value: Any) -> Any:
+    """CheckResults (alone or in a list) in their JSON shape; anything else as it is."""
+    if isinstance(value, CheckResult):
+        return value.to_dict()
+    if isinstance(value, list) and value and all(isinstance(v, CheckResult) for v in value):
+        return [v.to_dict() for v in value]
+    return value
+
+
+class _AsDicts:
+    """A module whose functions return their CheckResults as dicts, so assertions read keys."""
+
+    def __init__(self, module: Any) -> None:
+        self._module = module
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._module, name)
+        if not callable(value) or isinstance(value, type):
+            return value
+        return lambda *args, **kwargs: _dicts(value(*args, **kwargs))
+
+
+tier = _AsDicts(bench_tier)
+judged = _AsDicts(bench_results).judged
 
 RESULT_KEYS = {
     "id", "title", "tier", "component", "verdict", "measured", "expected", "unit", "reason",
@@ -354,7 +382,9 @@ def test_counter_deltas_new_xid_fails_on_its_gpu(facts: dict[str, Any]) -> None:
     ]
     results = tier.counter_deltas(facts, after)
     assert [r["verdict"] for r in results] == ["fail"]
-    assert results[0]["deltas"] == {"Xid 79": 1} and "Xid 79" in results[0]["evidence"]["lines"][-1]
+    assert (
+        results[0]["details"]["deltas"] == {"Xid 79": 1} and "Xid 79" in results[0]["evidence"]["lines"][-1]
+    )
 
 
 def test_counter_deltas_old_xid_is_not_new(facts: dict[str, Any]) -> None:
@@ -398,17 +428,16 @@ def test_counter_deltas_rising_gpu_counter_sets_verdict(
     assert result["verdict"] == verdict and result["remediation"]
 
 
-def test_counter_deltas_optional_pcie_replays_and_nvlink_errors(facts: dict[str, Any]) -> None:
+def test_counter_deltas_pcie_replays_from_the_gpu_facts(facts: dict[str, Any]) -> None:
+    # issue 12: the replay counters are read where _gpu_facts writes them (pcie_replays, from
+    # nvidia-smi's pci/replay_counter); NVLink error counters are no fact, so nothing reads them.
     before = copy.deepcopy(facts)
-    gpu = before["gpurack_gpu"]["gpus"][0]
-    gpu["pcie"]["replays"] = 3
-    gpu["nvlinks"] = [{"link": 0, "speed_gbps": 26.562, "active": True, "errors": {"crc_errors": 0}}]
+    assert before["gpurack_gpu"]["gpus"][0]["pcie_replays"] == {"since_reset": 0, "rollovers": 0}
     after = copy.deepcopy(before)
-    after["gpurack_gpu"]["gpus"][0]["pcie"]["replays"] = 9
-    after["gpurack_gpu"]["gpus"][0]["nvlinks"][0]["errors"]["crc_errors"] = 4
+    after["gpurack_gpu"]["gpus"][0]["pcie_replays"]["since_reset"] = 6
     result = tier.counter_deltas(before, after)[0]
     assert result["verdict"] == "warn"
-    assert result["deltas"] == {"PCIe replays": 6, "NVLink 0 crc_errors": 4}
+    assert result["details"]["deltas"] == {"PCIe replays": 6}
 
 
 def test_counter_deltas_missing_gpu_fails(facts: dict[str, Any]) -> None:
@@ -423,7 +452,7 @@ def test_counter_deltas_rdma_symbol_errors_warn() -> None:
     before = {"gpurack_nic": {"rdma": [port]}}
     after = {"gpurack_nic": {"rdma": [{**port, "counters": {"symbol_error": 12, "link_downed": 1}}]}}
     results = tier.counter_deltas(before, after)
-    assert [(r["component"], r["verdict"], r["deltas"]) for r in results] == [
+    assert [(r["component"], r["verdict"], r["details"]["deltas"]) for r in results] == [
         ("mlx5_0 port 1", "warn", {"symbol_error": 12})
     ]
 
@@ -500,3 +529,21 @@ def test_gpu_run_standard_end_to_end() -> None:
     results = tier.run_standard(gather(), gather)
     assert results and all(set(r) >= RESULT_KEYS for r in results)
     assert not [r for r in results if r["verdict"] == "skip" and r["id"] != "gpu.allreduce_busbw"]
+
+
+def test_measured_results_use_the_quick_tiers_constructor() -> None:
+    """One constructor for every tier: evidence cut to 20 lines, limit_source and title filled."""
+    limit = limits.Limit(63.0, "GB/s", "test limit")
+    measured = bench_results.judged(
+        "gpu.h2d_bandwidth", "GPU 0", 25.0, "GB/s", limit, lines=map(str, range(30))
+    )
+    assert isinstance(measured, CheckResult) and len(measured.evidence.lines) == 20
+    assert measured.limit_source.startswith("test limit. Threshold:")
+    assert measured.title == "Host-to-device bandwidth" and measured.tier == "standard"
+    failed = bench_tier._burn_results(
+        bench_tier.GpuTarget(0, 0, "GPU 0", bench_tier.GpuView({}), H200),
+        burn.WorkerReport(0, (), (), 0, 0, "worker died"),
+        "method",
+    )
+    assert {r.verdict.value for r in failed} == {"fail"}
+    assert all(r.limit_source and r.remediation and r.tier == "burn-in" for r in failed)

@@ -78,11 +78,15 @@ def _passing_results() -> list[dict[str, Any]]:
     pcie = pcie_limit(gpu, H200)
     hbm = hbm_limit(H200)
     assert pcie is not None and hbm is not None
-    return [
-        judged("gpu.h2d_bandwidth", "GPU 0 (0000:18:00.0)", 55.386, "GB/s", pcie, lines=["median 55.39"]),
-        judged("gpu.d2h_bandwidth", "GPU 0 (0000:18:00.0)", 55.28, "GB/s", pcie),
-        judged("gpu.d2d_bandwidth", "GPU 0 (0000:18:00.0)", 4.272, "TB/s", hbm),
-        judged("gpu.h2d_bandwidth", "GPU 1 (0000:2a:00.0)", 52.676, "GB/s", Limit(63.015, "GB/s", "test")),
+    return [  # judged gives CheckResults; the store takes their JSON shape
+        judged(
+            "gpu.h2d_bandwidth", "GPU 0 (0000:18:00.0)", 55.386, "GB/s", pcie, lines=["median 55.39"]
+        ).to_dict(),
+        judged("gpu.d2h_bandwidth", "GPU 0 (0000:18:00.0)", 55.28, "GB/s", pcie).to_dict(),
+        judged("gpu.d2d_bandwidth", "GPU 0 (0000:18:00.0)", 4.272, "TB/s", hbm).to_dict(),
+        judged(
+            "gpu.h2d_bandwidth", "GPU 1 (0000:2a:00.0)", 52.676, "GB/s", Limit(63.015, "GB/s", "test")
+        ).to_dict(),
     ]
 
 

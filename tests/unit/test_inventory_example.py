@@ -17,11 +17,18 @@ from typing import Any
 import pytest
 import yaml
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._checks import run_checks, summarise
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._expect import SCHEMA, validate_expect
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._node_facts import gather_all
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import summarise
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import CaptureSource
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks import SCHEMA, validate_expect
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks import run_checks as _run_checks
 from conftest import H200X1
+
+
+def run_checks(facts: Any, expect: Any = None, tier: str = "quick") -> list[dict[str, Any]]:
+    """run_checks, its CheckResults in their JSON shape (what node_checks returns)."""
+    return [r.to_dict() for r in _run_checks(facts, expect, tier)]
+
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "inventory" / "example"

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from conftest import H200X1
 
 REPO = Path(__file__).resolve().parents[2]
 PLAYBOOK = ["ansible-playbook", "-c", "local", "-i", "localhost,", "-e", "gpurack_hosts=localhost"]
@@ -95,3 +97,36 @@ def test_bad_inventory_value_is_refused_before_gathering(value: dict[str, object
     assert "Traceback" not in out
     assert "Gather GPU facts" not in out
     assert "preflight summary" not in out
+
+
+@pytest.fixture(scope="module")
+def cgroup_v1_capture(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The H200 capture with a cgroup v1 hierarchy: os.cgroup_v2 warns, nothing fails."""
+    root = tmp_path_factory.mktemp("capture") / "h200x1"
+    shutil.copytree(H200X1, root, copy_function=shutil.copyfile)
+    for path in [root, *root.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    (root / "sys/fs/cgroup/memory").mkdir(parents=True)
+    return root
+
+
+@pytest.mark.parametrize("fail_on_warn", [False, True])
+def test_a_warn_is_reported_as_warn_and_fails_only_with_fail_on_warn(
+    cgroup_v1_capture: Path, fail_on_warn: bool
+) -> None:
+    extra = {
+        "gpurack_facts_root": str(cgroup_v1_capture),
+        "gpurack_expect": {"gpu": {"count": 1}},
+        "preflight_fail_on_warn": fail_on_warn,
+    }
+    proc = _run("-e", json.dumps(extra))
+    out = proc.stdout + proc.stderr
+    assert "Traceback" not in out
+    assert "preflight WARN - 0 fail, 1 warn" in out  # the module's verdict, never shown as pass
+    assert "WARN os.cgroup_v2" in out
+    assert "preflight summary, 1 host(s): 0 pass, 1 warn, 0 fail" in out
+    if fail_on_warn:
+        assert proc.returncode != 0, out
+        assert "warned and preflight_fail_on_warn is true: os.cgroup_v2" in out
+    else:
+        assert proc.returncode == 0, out

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._expect import validate_expect
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks import validate_expect
 
 from gpurack.errors import UsageError
 

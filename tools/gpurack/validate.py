@@ -7,7 +7,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._checks import run_checks, summarise
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import (
+    CheckResult,
+    Verdict,
+    node_verdict,
+    summarise,
+)
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks import run_checks
 
 from gpurack import facts, render
 from gpurack.errors import ExitCode, UsageError
@@ -15,7 +21,6 @@ from gpurack.gpubench import tier as measured_tier
 from gpurack.inventory import NodeRecord, RunRecord, open_store
 
 SCHEMA_VERSION = 1
-TIERS = ("quick", "standard", "burn-in")
 DEFAULT_BURN_IN_S = 600.0
 REPORT_JSON = "validation.json"
 REPORT_MD = "validation.md"
@@ -27,14 +32,22 @@ class Validation:
 
     node: facts.NodeFacts
     tier: str
-    results: tuple[dict[str, Any], ...]
+    results: tuple[CheckResult, ...]
     summary: dict[str, Any]
 
     @property
+    def verdict(self) -> Verdict:
+        """The node verdict (docs/checks.md, "Verdicts")."""
+        return node_verdict(self.results)
+
+    @property
     def exit_code(self) -> ExitCode:
-        """1 when any check failed; warnings and skips still pass."""
-        failed = self.summary.get("fail", 0) or any(r.get("verdict") == "fail" for r in self.results)
-        return ExitCode.FAILED if failed else ExitCode.OK
+        """1 when the node verdict is fail; a warn or a skip exits 0 (and is shown as such)."""
+        return ExitCode.FAILED if self.verdict is Verdict.FAIL else ExitCode.OK
+
+    def result_dicts(self) -> list[dict[str, Any]]:
+        """The results in their JSON shape."""
+        return [r.to_dict() for r in self.results]
 
     def as_dict(self) -> dict[str, Any]:
         """The machine form printed by `--json` and written by `--output`."""
@@ -45,7 +58,7 @@ class Validation:
             "tier": self.tier,
             "facts": self.node.facts,
             "labels": self.node.labels,
-            "results": list(self.results),
+            "results": self.result_dicts(),
             "summary": self.summary,
         }
 
@@ -66,10 +79,10 @@ def validate(
         if node.origin.kind != "local":
             raise UsageError(f"--tier {tier} measures the GPUs of this machine: use --local, not a capture")
         results += _measure(node, tier, burn_in_s)
-    return Validation(node=node, tier=tier, results=tuple(results), summary=dict(summarise(results)))
+    return Validation(node=node, tier=tier, results=tuple(results), summary=summarise(results))
 
 
-def _measure(node: facts.NodeFacts, tier: str, burn_in_s: float) -> list[dict[str, Any]]:
+def _measure(node: facts.NodeFacts, tier: str, burn_in_s: float) -> list[CheckResult]:
     """Standard or burn-in measurements; counters are re-read afterwards to find what rose."""
 
     def gather() -> dict[str, Any]:
@@ -95,7 +108,7 @@ def record(validation: Validation, pool: dict[str, Any], db: str | None) -> int:
         source=source,
         facts=validation.node.facts,
         labels=validation.node.labels,
-        results=validation.results,
+        results=tuple(validation.result_dicts()),
     )
     status = "failed" if validation.exit_code else "successful"
     with open_store(db) as store:
@@ -108,5 +121,7 @@ def write_reports(validation: Validation, folder: Path) -> tuple[Path, ...]:
     json_path = folder / REPORT_JSON
     json_path.write_text(json.dumps(validation.as_dict(), indent=2, default=str) + "\n", encoding="utf-8")
     md_path = folder / REPORT_MD
-    md_path.write_text(render.results_markdown(validation.node.host, validation.results, validation.summary))
+    md_path.write_text(
+        render.results_markdown(validation.node.host, validation.result_dicts(), validation.summary)
+    )
     return json_path, md_path

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.spec import TIERS
+
 from gpurack import config, facts, render, validate
 from gpurack.commands import Subparsers
 from gpurack.commands.facts import add_origin_arguments, origin_from_args
@@ -15,9 +17,7 @@ def register(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser("validate", help="check a node against its pool's expectations")
     add_origin_arguments(parser)
     parser.add_argument("--expect", type=Path, metavar="FILE", help="gpurack_expect YAML or group_vars")
-    parser.add_argument(
-        "--tier", choices=validate.TIERS, default="quick", help="check level to run (default quick)"
-    )
+    parser.add_argument("--tier", choices=TIERS, default="quick", help="check level to run (default quick)")
     parser.add_argument(
         "--duration",
         type=float,
@@ -50,5 +50,5 @@ def handle(args: argparse.Namespace) -> int:
     if args.json:
         render.json_out(validation.as_dict())
     else:
-        render.results_table(node.host, validation.results, validation.summary)
+        render.results_table(node.host, validation.result_dicts(), validation.summary)
     return validation.exit_code

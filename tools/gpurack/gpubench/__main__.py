@@ -12,10 +12,15 @@ import socket
 import sys
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._node_facts import gather_all
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import (
+    CheckResult,
+    Verdict,
+    node_verdict,
+)
 
 from gpurack import local
 from gpurack.gpubench import measure, tier
@@ -29,12 +34,10 @@ def _progress(message: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
-def _line(result: Mapping[str, Any]) -> str:
-    measured = result.get("measured")
-    value = f"{measured:g} {result.get('unit') or ''}".strip() if isinstance(measured, float | int) else "-"
-    return (
-        f"{result['verdict']:<5} {result['id']:<26} {result['component']:<24} {value:<16} {result['reason']}"
-    )
+def _line(result: CheckResult) -> str:
+    measured = result.measured
+    value = f"{measured:g} {result.unit or ''}".strip() if isinstance(measured, float | int) else "-"
+    return f"{result.verdict.value:<5} {result.id:<26} {result.component:<24} {value:<16} {result.reason}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -61,7 +64,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.duration, facts, _gather, _progress, sample_interval_s=args.sample_interval
         )
     duration = round(time.monotonic() - t0, 1)
-    summary = Counter(str(r["verdict"]) for r in results)
+    summary = Counter(r.verdict.value for r in results)
     if args.json:
         env: dict[str, Any] | str
         try:
@@ -75,14 +78,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             "environment": env,
             "facts_error": facts_error,
             "summary": dict(summary),
-            "results": results,
+            "results": [r.to_dict() for r in results],
         }
         print(json.dumps(document, indent=2, default=str))
     else:
         for result in results:
             print(_line(result))
         print(f"{dict(summary)} in {duration:g} s")
-    return 1 if summary.get("fail") else 0
+    return 1 if node_verdict(results) is Verdict.FAIL else 0
 
 
 if __name__ == "__main__":

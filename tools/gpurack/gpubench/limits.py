@@ -1,26 +1,26 @@
-"""Limits and thresholds for the measured checks, from the GPU model table and the check catalogue.
+"""Limits and thresholds for the measured checks, from the GPU model table and the check specs.
 
 Pure arithmetic (stdlib only): every limit and threshold carries the text that says where it
 comes from, so a report can show why 52 GB/s of H2D copy is a warning and not a pass. The
-pass/warn ratios and their provenance live in `_check_catalogue`; the PCIe formula in
-`_gpu_models.pcie_ceiling_gbps`.
+pass/warn ratios and their provenance live in the specs (`plugins/module_utils/checks/`,
+beside each component's checks); the PCIe formula in `_gpu_models.pcie_ceiling_gbps`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._check_catalogue import CATALOGUE
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_facts import GpuView
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_models import (
     PCIE_RATES,
     PCIE_SOURCE,
     GpuModel,
     pcie_ceiling_gbps,
 )
-
-Verdict = Literal["pass", "warn", "fail"]
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import Verdict
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.spec import specs
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,20 +43,21 @@ class Threshold:
     def verdict(self, measured: float, limit: float) -> Verdict:
         """Verdict of `measured` against `limit`; a limit <= 0 cannot be met, so it fails."""
         if limit <= 0:
-            return "fail"
+            return Verdict.FAIL
         ratio = measured / limit
         # Compare with a little slack so 80.0 % of a limit given as a float is not 79.99999 %.
         if ratio >= self.pass_ratio - 1e-9:
-            return "pass"
+            return Verdict.PASS
         if ratio >= self.warn_ratio - 1e-9:
-            return "warn"
-        return "fail"
+            return Verdict.WARN
+        return Verdict.FAIL
 
 
-# Every catalogue entry with a pass ratio is judged against a limit; the catalogue says why.
+# Every spec with a pass ratio is judged against a limit; the spec says why. (Importing
+# checks.spec imports the checks package, which registers every spec, measured ones too.)
 THRESHOLDS: Mapping[str, Threshold] = {
     c.id: Threshold(c.pass_ratio, c.warn_ratio, c.threshold_source or "")
-    for c in CATALOGUE
+    for c in specs()
     if c.pass_ratio is not None and c.warn_ratio is not None
 }
 
@@ -81,14 +82,18 @@ def _link(gen: Any, width: Any) -> tuple[int, int] | None:
     return None
 
 
-def pcie_limit(gpu: Mapping[str, Any], model: GpuModel | None) -> Limit | None:
+def _view(gpu: GpuView | Mapping[str, Any]) -> GpuView:
+    return gpu if isinstance(gpu, GpuView) else GpuView(gpu)
+
+
+def pcie_limit(gpu: GpuView | Mapping[str, Any], model: GpuModel | None) -> Limit | None:
     """H2D/D2H ceiling: the model's PCIe generation and width, else the link maxima in the facts."""
     link = _link(model.pcie_gen, model.pcie_width) if model is not None else None
     if model is not None and link is not None:
         where = f"{_model_label(model)}: PCIe Gen{link[0]} x{link[1]} ({model.source_of('pcie')})"
     else:
-        pcie = gpu.get("pcie") or {}
-        link = _link(pcie.get("gen_max"), pcie.get("width_max"))
+        view = _view(gpu)
+        link = _link(view.field("pcie.gen_max"), view.field("pcie.width_max"))
         if link is None:
             return None
         why = "model not in the table" if model is None else "the model table has no PCIe link for it"
@@ -124,7 +129,9 @@ def bf16_limit(model: GpuModel | None) -> Limit | None:
     )
 
 
-def allreduce_limit(gpu: Mapping[str, Any], model: GpuModel | None, nvlink_connected: bool) -> Limit | None:
+def allreduce_limit(
+    gpu: GpuView | Mapping[str, Any], model: GpuModel | None, nvlink_connected: bool
+) -> Limit | None:
     """All-reduce bus-bandwidth ceiling: NVLink per GPU, one direction, else the PCIe ceiling.
 
     `nvlink_connected` says whether the node's GPUs reach each other over NVLink (topology).

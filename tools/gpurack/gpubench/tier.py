@@ -3,7 +3,8 @@
 `run_standard` measures each GPU in turn (pinned H2D/D2H, device copy, bf16 matrix product),
 then the all-reduce across all of them, re-reads the facts and compares error counters.
 `run_burn_in` loads every GPU at once for a set time and judges throughput, stability and
-throttling. Both return check results (`results.make_result`), never raise for a node fault.
+throttling. Both return `CheckResult`s (built by `checks.spec.result`, as the quick tier's are)
+and never raise for a node fault. Facts are read through the parsers' views only.
 """
 
 from __future__ import annotations
@@ -12,12 +13,21 @@ import statistics
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._check_catalogue import spec
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._fact_view import count
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_facts import GpuFactsView, GpuView
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_models import GpuModel, find_model
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._nic_facts import NicFactsView
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._os_facts import OsFactsView, XidEventView
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import (
+    CheckResult,
+    Verdict,
+    overall,
+)
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._xid_catalogue import xid_info
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.spec import result, skip, spec
 
 from gpurack.gpubench import allreduce, burn, measure
 from gpurack.gpubench.limits import (
@@ -28,7 +38,7 @@ from gpurack.gpubench.limits import (
     hbm_limit,
     pcie_limit,
 )
-from gpurack.gpubench.results import Result, TierName, Verdict, judged, make_result, skip, worst
+from gpurack.gpubench.results import TierName, judged
 
 Progress = Callable[[str], None]
 Gather = Callable[[], Mapping[str, Any]]
@@ -55,7 +65,7 @@ class GpuTarget:
     index: int
     cuda: int | None
     component: str
-    fact: Mapping[str, Any]
+    fact: GpuView
     model: GpuModel | None
     skip_reason: str | None = None
 
@@ -64,21 +74,9 @@ def _quiet(_: str) -> None:
     return None
 
 
-def gpu_section(facts: Mapping[str, Any]) -> Mapping[str, Any]:
-    """`gpurack_gpu` of a facts dict (also accepts the bare `gpu` key); {} when absent."""
-    section = facts.get("gpurack_gpu", facts.get("gpu"))
-    return section if isinstance(section, Mapping) else {}
-
-
-def _gpus(facts: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    gpus = gpu_section(facts).get("gpus")
-    return [g for g in gpus if isinstance(g, Mapping)] if isinstance(gpus, list) else []
-
-
-def component_of(gpu: Mapping[str, Any]) -> str:
-    """`GPU 3 (0000:19:00.0)`, the component name the quick tier uses."""
-    bus = gpu.get("bus_id")
-    return f"GPU {gpu.get('index')} ({bus})" if bus else f"GPU {gpu.get('index')}"
+def _gpus(facts: Mapping[str, Any]) -> list[GpuView]:
+    section = GpuFactsView.of(facts)
+    return section.gpus() if section is not None else []
 
 
 def _norm_uuid(uuid: Any) -> str | None:
@@ -88,72 +86,76 @@ def _norm_uuid(uuid: Any) -> str | None:
     return text[4:] if text.startswith("gpu-") else text
 
 
+def _cuda_index(device: GpuView) -> int:
+    return int(device.field("index"))
+
+
+def _bus(view: GpuView) -> str | None:
+    bus = view.field("bus_id")
+    return str(bus).lower() if bus else None
+
+
+def _target(pos: int, gpu: GpuView, cuda: int | None) -> GpuTarget:
+    reason = None
+    if gpu.field("mig_mode") is True:
+        reason = "MIG mode is enabled: measured checks need the whole GPU (disable MIG to run them)"
+    elif cuda is None:
+        reason = "GPU not visible to CUDA in this process (CUDA_VISIBLE_DEVICES or a container limit?)"
+    index = gpu.field("index")
+    return GpuTarget(
+        index=index if isinstance(index, int) else pos,
+        cuda=cuda,
+        component=gpu.component(),
+        fact=gpu,
+        model=find_model(gpu.field("name"), gpu.field("pci_device_id")),
+        skip_reason=reason,
+    )
+
+
 def targets(facts: Mapping[str, Any], devices: Sequence[Mapping[str, Any]]) -> list[GpuTarget]:
     """Pair each GPU of the facts with the CUDA device that is the same GPU (uuid, then bus id).
 
-    Without GPU facts (no nvidia-smi), the CUDA devices themselves are the targets.
+    `devices` are `measure.visible_devices()` (index, name, uuid, bus_id: GPU fields, read as
+    GPU views). Without GPU facts (no nvidia-smi), the CUDA devices themselves are the targets.
     """
+    cuda = [GpuView(d) for d in devices]
     gpus = _gpus(facts)
     if not gpus:
         return [
-            GpuTarget(
-                index=int(d["index"]),
-                cuda=int(d["index"]),
-                component=component_of(d),
-                fact=d,
-                model=find_model(d.get("name")),
-            )
-            for d in devices
+            GpuTarget(_cuda_index(d), _cuda_index(d), d.component(), d, find_model(d.field("name")))
+            for d in cuda
         ]
-    by_uuid = {_norm_uuid(d.get("uuid")): int(d["index"]) for d in devices if d.get("uuid")}
-    by_bus = {str(d.get("bus_id")).lower(): int(d["index"]) for d in devices if d.get("bus_id")}
+    by_uuid = {_norm_uuid(d.field("uuid")): _cuda_index(d) for d in cuda if d.field("uuid")}
+    by_bus = {_bus(d): _cuda_index(d) for d in cuda if _bus(d)}
     identified = bool(by_uuid or by_bus)
     found = []
     for pos, gpu in enumerate(gpus):
-        cuda = by_uuid.get(_norm_uuid(gpu.get("uuid")))
-        if cuda is None and gpu.get("bus_id"):
-            cuda = by_bus.get(str(gpu["bus_id"]).lower())
-        if cuda is None and not identified and len(gpus) == len(devices):
-            cuda = int(devices[pos]["index"])  # no ids on either side: same count, same order
-        reason = None
-        if gpu.get("mig_mode") is True:
-            reason = "MIG mode is enabled: measured checks need the whole GPU (disable MIG to run them)"
-        elif cuda is None:
-            reason = "GPU not visible to CUDA in this process (CUDA_VISIBLE_DEVICES or a container limit?)"
-        index = gpu.get("index")
-        found.append(
-            GpuTarget(
-                index=index if isinstance(index, int) else pos,
-                cuda=cuda,
-                component=component_of(gpu),
-                fact=gpu,
-                model=find_model(gpu.get("name"), gpu.get("pci_device_id")),
-                skip_reason=reason,
-            )
-        )
+        index = by_uuid.get(_norm_uuid(gpu.field("uuid")))
+        if index is None and _bus(gpu):
+            index = by_bus.get(_bus(gpu))
+        if index is None and not identified and len(gpus) == len(cuda):
+            index = _cuda_index(cuda[pos])  # no ids on either side: same count, same order
+        found.append(_target(pos, gpu, index))
     return found
 
 
 def nvlink_connected(facts: Mapping[str, Any], model: GpuModel | None) -> tuple[bool, str]:
     """Whether the GPUs talk over NVLink, and the evidence: topology, else links, else the model."""
-    section = gpu_section(facts)
-    topology = section.get("topology")
-    if isinstance(topology, Mapping) and isinstance(topology.get("links"), Mapping):
-        pairs = [
-            str(kind)
-            for src, row in topology["links"].items()
-            if str(src).startswith("GPU") and isinstance(row, Mapping)
-            for dst, kind in row.items()
-            if str(dst).startswith("GPU")
-        ]
-        if pairs:
-            nv = any(kind.startswith("NV") for kind in pairs)
-            return nv, f"nvidia-smi topo -m: GPU pairs linked by {', '.join(sorted(set(pairs)))}"
-    links: list[Any] = [
-        link for g in _gpus(facts) if isinstance(g.get("nvlinks"), list) for link in g["nvlinks"]
+    section = GpuFactsView.of(facts)
+    links = section.mapping("topology.links") if section is not None else {}
+    pairs = [
+        str(kind)
+        for src, row in links.items()
+        if str(src).startswith("GPU") and isinstance(row, Mapping)
+        for dst, kind in row.items()
+        if str(dst).startswith("GPU")
     ]
-    if links:
-        active = any(isinstance(link, Mapping) and link.get("active") for link in links)
+    if pairs:
+        nv = any(kind.startswith("NV") for kind in pairs)
+        return nv, f"nvidia-smi topo -m: GPU pairs linked by {', '.join(sorted(set(pairs)))}"
+    nvlinks = [link for g in _gpus(facts) for link in g.nvlinks()]
+    if nvlinks:
+        active = any(link.field("active") for link in nvlinks)
         return active, f"nvidia-smi nvlink -s: {'active' if active else 'no active'} NVLinks"
     has = model is not None and bool(model.nvlinks_per_gpu)
     return has, "no topology or NVLink facts: assumed from the model table's form factor"
@@ -163,7 +165,7 @@ def _lines(measurement: measure.Measurement) -> list[str]:
     return measurement.evidence_lines()
 
 
-def _measure_gpu(target: GpuTarget, progress: Progress) -> list[Result]:
+def _measure_gpu(target: GpuTarget, progress: Progress) -> list[CheckResult]:
     """The four per-GPU measurements of one GPU, each judged against its limit."""
     assert target.cuda is not None
     gpu, model, cuda = target.fact, target.model, target.cuda
@@ -179,22 +181,23 @@ def _measure_gpu(target: GpuTarget, progress: Progress) -> list[Result]:
         try:
             m = run()
         except measure.TorchUnavailableError as exc:
-            results.append(skip(check_id, target.component, str(exc)))
+            results.append(skip(check_id, str(exc), component=target.component))
             continue
         except RuntimeError as exc:  # CUDA errors (out of memory, a GPU fault) surface as RuntimeError
             results.append(
-                make_result(
+                result(
                     check_id,
-                    target.component,
-                    "fail",
+                    Verdict.FAIL,
+                    component=target.component,
                     reason=f"measurement failed: {exc}".strip()[:500],
                     remediation="check for other processes on the GPU (nvidia-smi) and Xid events in the "
                     "kernel log (dmesg | grep Xid); rerun on an idle GPU",
+                    source="",
                     duration_s=round(time.monotonic() - t0, 3),
                 )
             )
             continue
-        result = judged(
+        judged_result = judged(
             check_id,
             target.component,
             m.value,
@@ -204,15 +207,15 @@ def _measure_gpu(target: GpuTarget, progress: Progress) -> list[Result]:
             lines=_lines(m),
             duration_s=m.duration_s,
         )
-        results.append(result)
-        verdict = result["verdict"]
+        results.append(judged_result)
+        verdict = judged_result.verdict
         progress(f"{target.component} {check_id}: {m.value:.4g} {m.unit} ({verdict}, {m.duration_s:.1f} s)")
     return results
 
 
 def _measure_allreduce(
     usable: Sequence[GpuTarget], facts: Mapping[str, Any], sizes: Sequence[int], progress: Progress
-) -> Result:
+) -> CheckResult:
     """Bus bandwidth of an all-reduce across `usable` GPUs, judged at the first size."""
     check_id = "gpu.allreduce_busbw"
     model = usable[0].model
@@ -222,13 +225,13 @@ def _measure_allreduce(
     try:
         res = allreduce.run_allreduce([t.cuda for t in usable if t.cuda is not None], sizes=sizes)
     except allreduce.AllReduceError as exc:
-        return make_result(
+        return result(
             check_id,
-            NODE,
-            "fail",
+            Verdict.FAIL,
             reason=str(exc)[:500],
             remediation="check NVLink state (nvidia-smi nvlink -s), fabric manager and NCCL "
             "(rerun with NCCL_DEBUG=INFO)",
+            source="",
         )
     first = res.points[0]
     lines = [
@@ -246,7 +249,7 @@ def _measure_allreduce(
         }
         for p in res.points
     ]
-    result = judged(
+    judged_result = judged(
         check_id,
         NODE,
         first.busbw_gbps,
@@ -255,79 +258,49 @@ def _measure_allreduce(
         source=res.method,
         lines=lines,
         duration_s=res.duration_s,
-        ranks=res.ranks,
-        points=points,
+        details={"ranks": res.ranks, "points": points},
     )
-    verdict = result["verdict"]
     progress(
-        f"all-reduce x{res.ranks}: {first.busbw_gbps:.1f} GB/s busbw ({verdict}, {res.duration_s:.1f} s)"
+        f"all-reduce x{res.ranks}: {first.busbw_gbps:.1f} GB/s busbw "
+        f"({judged_result.verdict}, {res.duration_s:.1f} s)"
     )
-    return result
+    return judged_result
 
 
-# Counters compared across the run: (path below a GPU's facts, label, verdict when it rises).
-_GPU_COUNTERS: tuple[tuple[tuple[str, ...], str, Verdict], ...] = (
-    (("ecc_errors", "volatile_uncorrected"), "ECC volatile uncorrected", "fail"),
-    (("ecc_errors", "volatile_corrected"), "ECC volatile corrected", "warn"),
-    (("remapped_rows", "uncorrectable"), "rows remapped for uncorrectable errors", "fail"),
-    (("remapped_rows", "correctable"), "rows remapped for correctable errors", "warn"),
-    (("retired_pages", "double_bit"), "pages retired for double-bit errors", "fail"),
-    (("retired_pages", "single_bit"), "pages retired for single-bit errors", "warn"),
-    # The facts schema may grow these; compared when both sides have them.
-    (("pcie", "replays"), "PCIe replays", "warn"),
-    (("pcie", "replay_rollovers"), "PCIe replay rollovers", "warn"),
-    (("pcie", "replay_counter"), "PCIe replays", "warn"),
+# Counters compared across the run: (GpuView field, label, verdict when it rises). Each field
+# is one the GPU parser emits (GpuView.FIELDS); the PCIe replay counters come from nvidia-smi's
+# pci/replay_counter and pci/replay_rollover_counter.
+_GPU_COUNTERS: tuple[tuple[str, str, Verdict], ...] = (
+    ("ecc_errors.volatile_uncorrected", "ECC volatile uncorrected", Verdict.FAIL),
+    ("ecc_errors.volatile_corrected", "ECC volatile corrected", Verdict.WARN),
+    ("remapped_rows.uncorrectable", "rows remapped for uncorrectable errors", Verdict.FAIL),
+    ("remapped_rows.correctable", "rows remapped for correctable errors", Verdict.WARN),
+    ("retired_pages.double_bit", "pages retired for double-bit errors", Verdict.FAIL),
+    ("retired_pages.single_bit", "pages retired for single-bit errors", Verdict.WARN),
+    ("pcie_replays.since_reset", "PCIe replays", Verdict.WARN),
+    ("pcie_replays.rollovers", "PCIe replay rollovers", Verdict.WARN),
 )
-_GPU_FLAGS: tuple[tuple[tuple[str, ...], str, Verdict], ...] = (
-    (("remapped_rows", "pending"), "row remap pending (needs a GPU reset)", "warn"),
-    (("remapped_rows", "failure"), "row remapping failed", "fail"),
-    (("retired_pages", "pending"), "page retirement pending", "warn"),
+_GPU_FLAGS: tuple[tuple[str, str, Verdict], ...] = (
+    ("remapped_rows.pending", "row remap pending (needs a GPU reset)", Verdict.WARN),
+    ("remapped_rows.failure", "row remapping failed", Verdict.FAIL),
+    ("retired_pages.pending", "page retirement pending", Verdict.WARN),
 )
 
 
-def _dig(data: Any, path: Sequence[str]) -> Any:
-    for key in path:
-        if not isinstance(data, Mapping):
-            return None
-        data = data.get(key)
-    return data
+def _xid_key(event: XidEventView) -> tuple[Any, ...]:
+    return tuple(event.field(k) for k in ("time", "bus_id", "xid", "message"))
 
 
-def _count(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+def _xid_events(facts: Mapping[str, Any]) -> list[XidEventView]:
+    os_facts = OsFactsView.of(facts)
+    return (os_facts.xid_events() or []) if os_facts is not None else []
 
 
-def _nvlink_errors(gpu: Mapping[str, Any]) -> dict[str, int]:
-    """Error counters of the NVLinks when the facts carry them: `{link N <counter>: value}`."""
-    found: dict[str, int] = {}
-    for link in gpu.get("nvlinks") or []:
-        if not isinstance(link, Mapping):
-            continue
-        for key, value in link.items():
-            counters = (
-                value if isinstance(value, Mapping) and key in ("errors", "error_counters") else {key: value}
-            )
-            for name, count in counters.items():
-                if "error" in str(name) and _count(count) is not None:
-                    found[f"NVLink {link.get('link')} {name}"] = int(count)
-    return found
-
-
-def _xid_key(event: Mapping[str, Any]) -> tuple[Any, ...]:
-    return (event.get("time"), event.get("bus_id"), event.get("xid"), event.get("message"))
-
-
-def new_xids(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+def new_xids(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[XidEventView]:
     """Xid events in `after` that `before` did not have (as a multiset: repeats count)."""
-
-    def events(facts: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-        os_facts = facts.get("gpurack_os", facts.get("os"))
-        raw = os_facts.get("xid_events") if isinstance(os_facts, Mapping) else None
-        return [e for e in raw if isinstance(e, Mapping)] if isinstance(raw, list) else []
-
-    seen = Counter(_xid_key(e) for e in events(before))
+    seen = Counter(_xid_key(e) for e in _xid_events(before))
     fresh = []
-    for event in events(after):
+    for event in _xid_events(after):
         key = _xid_key(event)
         if seen[key] > 0:
             seen[key] -= 1
@@ -336,138 +309,126 @@ def new_xids(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[Mappin
     return fresh
 
 
-def _gpu_key(gpu: Mapping[str, Any]) -> str:
-    return _norm_uuid(gpu.get("uuid")) or str(gpu.get("bus_id") or gpu.get("index"))
+def _gpu_key(gpu: GpuView) -> str:
+    return _norm_uuid(gpu.field("uuid")) or str(gpu.field("bus_id") or gpu.field("index"))
+
+
+def _gpu_changes(
+    gpu: GpuView, now: GpuView, xids: list[XidEventView]
+) -> tuple[dict[str, int], list[str], list[Verdict]]:
+    """What rose on one GPU between the two reads: deltas, evidence lines, verdicts."""
+    deltas: dict[str, int] = {}
+    lines: list[str] = []
+    verdicts: list[Verdict] = []
+    for path, label, verdict in _GPU_COUNTERS:
+        old, new = count(gpu.field(path)), count(now.field(path))
+        if old is None or new is None:
+            continue
+        lines.append(f"{label} ({path}): {old} -> {new}")
+        if new > old:
+            deltas[label] = new - old
+            verdicts.append(verdict)
+    for path, label, verdict in _GPU_FLAGS:
+        old_flag, new_flag = gpu.field(path), now.field(path)
+        if new_flag is True and old_flag is not True:
+            lines.append(f"{label} ({path}): {old_flag} -> {new_flag}")
+            deltas[label] = 1
+            verdicts.append(verdict)
+    bus = _bus(gpu)
+    for event in (e for e in xids if bus and str(e.field("bus_id") or "").lower() == bus):
+        info = xid_info(int(event.field("xid") or 0))
+        lines.append(f"new Xid {info.code} ({info.name}): {event.field('message')}; {info.resolution}")
+        deltas[f"Xid {info.code}"] = deltas.get(f"Xid {info.code}", 0) + 1
+        verdicts.append(Verdict.FAIL)
+    return deltas, lines, verdicts
+
+
+def _gpu_delta(gpu: GpuView, now: GpuView | None, xids: list[XidEventView], tier: TierName) -> CheckResult:
+    if now is None:
+        return result(
+            "counters.delta",
+            Verdict.FAIL,
+            component=gpu.component(),
+            tier=tier,
+            expected="no increase",
+            unit="count",
+            reason="GPU missing from the facts after the run (fell off the bus?)",
+            remediation="check dmesg for Xid 79 / 'fallen off the bus'; reseat or replace the GPU",
+            source="facts before and after the run",
+        )
+    deltas, lines, verdicts = _gpu_changes(gpu, now, xids)
+    reason = (
+        "rose during the run: " + ", ".join(f"{k} +{v}" for k, v in deltas.items())
+        if deltas
+        else "no error counter rose during the run"
+    )
+    return result(
+        "counters.delta",
+        overall(verdicts) if verdicts else Verdict.PASS,
+        component=gpu.component(),
+        tier=tier,
+        measured=sum(deltas.values()),
+        expected=0,
+        unit="count",
+        reason=reason,
+        source="facts before and after the run (gpurack_gpu, gpurack_os)",
+        lines=lines,
+        details={"deltas": deltas},
+    )
 
 
 def counter_deltas(
     before: Mapping[str, Any], after: Mapping[str, Any], tier: TierName = "standard"
-) -> list[Result]:
+) -> list[CheckResult]:
     """`counters.delta` results: one per GPU, per RDMA port whose counters rose, and per stray Xid."""
-    check_id = "counters.delta"
     after_gpus = {_gpu_key(g): g for g in _gpus(after)}
     xids = new_xids(before, after)
-    results: list[Result] = []
-    matched_buses: set[str] = set()
-    for gpu in _gpus(before):
-        component = component_of(gpu)
-        now = after_gpus.get(_gpu_key(gpu))
-        if now is None:
-            results.append(
-                make_result(
-                    check_id,
-                    component,
-                    "fail",
-                    tier=tier,
-                    measured=None,
-                    expected="no increase",
-                    unit="count",
-                    reason="GPU missing from the facts after the run (fell off the bus?)",
-                    remediation="check dmesg for Xid 79 / 'fallen off the bus'; reseat or replace the GPU",
-                    source="facts before and after the run",
-                )
-            )
-            continue
-        verdicts: list[Verdict] = []
-        lines: list[str] = []
-        deltas: dict[str, int] = {}
-        for path, label, verdict in _GPU_COUNTERS:
-            old, new = _count(_dig(gpu, path)), _count(_dig(now, path))
-            if old is None or new is None:
-                continue
-            lines.append(f"{label} ({'.'.join(path)}): {old} -> {new}")
-            if new > old:
-                deltas[label] = new - old
-                verdicts.append(verdict)
-        for path, label, verdict in _GPU_FLAGS:
-            old_flag, new_flag = _dig(gpu, path), _dig(now, path)
-            if new_flag is True and old_flag is not True:
-                lines.append(f"{label} ({'.'.join(path)}): {old_flag} -> {new_flag}")
-                deltas[label] = 1
-                verdicts.append(verdict)
-        old_nv, new_nv = _nvlink_errors(gpu), _nvlink_errors(now)
-        for name, new_count in sorted(new_nv.items()):
-            if name in old_nv and new_count > old_nv[name]:
-                lines.append(f"{name}: {old_nv[name]} -> {new_count}")
-                deltas[name] = new_count - old_nv[name]
-                verdicts.append("warn")
-        bus = str(gpu.get("bus_id") or "").lower()
-        matched_buses.add(bus)
-        for event in (e for e in xids if bus and str(e.get("bus_id", "")).lower() == bus):
-            info = xid_info(int(event.get("xid") or 0))
-            lines.append(f"new Xid {info.code} ({info.name}): {event.get('message')}; {info.resolution}")
-            deltas[f"Xid {info.code}"] = deltas.get(f"Xid {info.code}", 0) + 1
-            verdicts.append("fail")
-        verdict = worst(verdicts)
-        reason = (
-            "no error counter rose during the run"
-            if not deltas
-            else "rose during the run: " + ", ".join(f"{k} +{v}" for k, v in deltas.items())
-        )
-        results.append(
-            make_result(
-                check_id,
-                component,
-                verdict,
-                tier=tier,
-                measured=sum(deltas.values()),
-                expected=0,
-                unit="count",
-                reason=reason,
-                source="facts before and after the run (gpurack_gpu, gpurack_os)",
-                lines=lines,
-                deltas=deltas,
-            )
-        )
-    stray = [e for e in xids if str(e.get("bus_id", "")).lower() not in matched_buses]
+    gpus = _gpus(before)
+    results = [_gpu_delta(gpu, after_gpus.get(_gpu_key(gpu)), xids, tier) for gpu in gpus]
+    buses = {_bus(g) for g in gpus if _gpu_key(g) in after_gpus}
+    stray = [e for e in xids if str(e.field("bus_id") or "").lower() not in buses]
     if stray:
-        lines = [f"new Xid {e.get('xid')} on {e.get('bus_id')}: {e.get('message')}" for e in stray]
         results.append(
-            make_result(
-                check_id,
-                NODE,
-                "fail",
+            result(
+                "counters.delta",
+                Verdict.FAIL,
                 tier=tier,
                 measured=len(stray),
                 expected=0,
                 unit="count",
                 reason=f"{len(stray)} new Xid event(s) during the run on devices not in the GPU facts",
                 source="gpurack_os.xid_events before and after the run",
-                lines=lines,
+                lines=[
+                    f"new Xid {e.field('xid')} on {e.field('bus_id')}: {e.field('message')}" for e in stray
+                ],
             )
         )
     results.extend(_rdma_deltas(before, after, tier))
     return results
 
 
-def _rdma_deltas(before: Mapping[str, Any], after: Mapping[str, Any], tier: TierName) -> list[Result]:
+def _rdma_deltas(before: Mapping[str, Any], after: Mapping[str, Any], tier: TierName) -> list[CheckResult]:
     """A warn per RDMA port whose error counters rose (symbol errors, link downs, ...)."""
 
-    def ports(facts: Mapping[str, Any]) -> dict[tuple[Any, Any], Mapping[str, Any]]:
-        nic = facts.get("gpurack_nic", facts.get("nic"))
-        rdma = nic.get("rdma") if isinstance(nic, Mapping) else None
-        if not isinstance(rdma, list):
-            return {}
-        return {(p.get("device"), p.get("port")): p for p in rdma if isinstance(p, Mapping)}
+    def ports(facts: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+        nic = NicFactsView.of(facts)
+        return {p.component(): p.mapping("counters") for p in nic.rdma()} if nic is not None else {}
 
     results = []
     now_ports = ports(after)
-    for key, port in ports(before).items():
-        now = now_ports.get(key)
-        old_c, new_c = port.get("counters"), (now or {}).get("counters")
-        if not isinstance(old_c, Mapping) or not isinstance(new_c, Mapping):
-            continue
+    for component, old_c in ports(before).items():
+        new_c = now_ports.get(component, {})
         rose = {}
         for name, old_value in old_c.items():
-            old, new = _count(old_value), _count(new_c.get(name))
+            old, new = count(old_value), count(new_c.get(name))
             if old is not None and new is not None and new > old:
                 rose[str(name)] = new - old
         if rose:
             results.append(
-                make_result(
+                result(
                     "counters.delta",
-                    f"{key[0]} port {key[1]}",
-                    "warn",
+                    Verdict.WARN,
+                    component=component,
                     tier=tier,
                     measured=sum(rose.values()),
                     expected=0,
@@ -475,7 +436,7 @@ def _rdma_deltas(before: Mapping[str, Any], after: Mapping[str, Any], tier: Tier
                     source="gpurack_nic.rdma[].counters before and after the run",
                     reason="rose during the run: " + ", ".join(f"{k} +{v}" for k, v in rose.items()),
                     lines=[f"{k}: {old_c[k]} -> {new_c[k]}" for k in rose],
-                    deltas=rose,
+                    details={"deltas": rose},
                 )
             )
     return results
@@ -483,38 +444,37 @@ def _rdma_deltas(before: Mapping[str, Any], after: Mapping[str, Any], tier: Tier
 
 def _regather(
     facts_before: Mapping[str, Any], gather: Gather, tier: TierName, progress: Progress
-) -> list[Result]:
+) -> list[CheckResult]:
     t0 = time.monotonic()
     try:
         after = gather()
     # Whatever stops the re-read (a hung tool, malformed output) means "could not assess", not a crash.
     except Exception as exc:
-        return [skip("counters.delta", NODE, f"could not re-read the facts after the run: {exc}", tier=tier)]
+        return [skip("counters.delta", f"could not re-read the facts after the run: {exc}", tier=tier)]
     results = counter_deltas(facts_before, after, tier)
     progress(f"counters re-read and compared ({time.monotonic() - t0:.1f} s)")
-    for result in results:
-        result["duration_s"] = round(time.monotonic() - t0, 3)
-    return results
+    took = round(time.monotonic() - t0, 3)
+    return [replace(r, duration_s=took) for r in results]
 
 
 def _skip_all(
     facts: Mapping[str, Any], reason: str, check_ids: Sequence[str], tier: TierName
-) -> list[Result]:
+) -> list[CheckResult]:
     gpus = _gpus(facts)
-    components = [component_of(g) for g in gpus] or [NODE]
-    results = [skip(c, comp, reason, tier=tier) for comp in components for c in check_ids]
+    components = [g.component() for g in gpus] or [NODE]
+    results = [skip(c, reason, component=comp, tier=tier) for comp in components for c in check_ids]
     if tier == "standard" and len(gpus) != 1:
-        results.append(skip("gpu.allreduce_busbw", NODE, reason))
-    results.append(skip("counters.delta", NODE, f"nothing was measured: {reason}", tier=tier))
+        results.append(skip("gpu.allreduce_busbw", reason))
+    results.append(skip("counters.delta", f"nothing was measured: {reason}", tier=tier))
     return results
 
 
 def _usable_targets(
     facts_before: Mapping[str, Any], check_ids: Sequence[str], tier: TierName
-) -> tuple[list[GpuTarget], list[Result]]:
+) -> tuple[list[GpuTarget], list[CheckResult]]:
     all_targets = targets(facts_before, measure.visible_devices())
     skipped = [
-        skip(c, t.component, t.skip_reason, tier=tier)
+        skip(c, t.skip_reason, component=t.component, tier=tier)
         for t in all_targets
         if t.skip_reason
         for c in check_ids
@@ -528,7 +488,7 @@ def run_standard(
     progress: Progress | None = None,
     *,
     allreduce_sizes: Sequence[int] = allreduce.DEFAULT_SIZES,
-) -> list[Result]:
+) -> list[CheckResult]:
     """Standard tier on this node: per-GPU measurements, the all-reduce, then counter deltas.
 
     `facts_before` are the node's facts (`gpurack_gpu`, `gpurack_os`, ...) read before the run;
@@ -540,43 +500,44 @@ def run_standard(
         return _skip_all(facts_before, reason, PER_GPU_CHECKS, "standard")
     usable, results = _usable_targets(facts_before, PER_GPU_CHECKS, "standard")
     if not usable:
-        results.append(skip("gpu.allreduce_busbw", NODE, "no GPU could be measured"))
+        results.append(skip("gpu.allreduce_busbw", "no GPU could be measured"))
     for target in usable:
         results.extend(_measure_gpu(target, say))
     if len(usable) >= 2:
         results.append(_measure_allreduce(usable, facts_before, allreduce_sizes, say))
     elif usable:
-        results.append(skip("gpu.allreduce_busbw", NODE, "one GPU: an all-reduce needs at least 2"))
+        results.append(skip("gpu.allreduce_busbw", "one GPU: an all-reduce needs at least 2"))
     results.extend(_regather(facts_before, gather, "standard", say))
     return results
 
 
-def _throttle_result(target: GpuTarget, samples: Sequence[burn.SmiSample], smi_error: str | None) -> Result:
+def _throttle_result(
+    target: GpuTarget, samples: Sequence[burn.SmiSample], smi_error: str | None
+) -> CheckResult:
     check_id = "gpu.burn_in_throttle"
     mine = [s for s in samples if s.index == target.index]
     if not mine:
         return skip(
             check_id,
-            target.component,
             f"no nvidia-smi samples: {smi_error or 'GPU not listed'}",
+            component=target.component,
             tier="burn-in",
         )
     seen = Counter(r for s in mine for r in s.reasons)
     hot = max((s.temperature_c for s in mine if s.temperature_c is not None), default=None)
     bad = sorted(r for r in seen if r in burn.THROTTLE_FAIL)
     soft = sorted(r for r in seen if r in burn.THROTTLE_WARN)
-    verdict: Verdict = "fail" if bad else "warn" if soft else "pass"
+    verdict = Verdict.FAIL if bad else Verdict.WARN if soft else Verdict.PASS
     summary = ", ".join(f"{r} in {n}/{len(mine)} samples" for r, n in sorted(seen.items())) or "none"
     lines = [
         f"t={s.at_s:g}s temp={s.temperature_c} C sm={s.sm_clock_mhz} MHz power={s.power_w} W "
         f"reasons={','.join(s.reasons) or '-'}"
         for s in mine
     ]
-    return make_result(
+    return result(
         check_id,
-        target.component,
         verdict,
-        tier="burn-in",
+        component=target.component,
         measured=hot,
         unit="C",
         expected=spec(check_id).limit,
@@ -586,12 +547,12 @@ def _throttle_result(target: GpuTarget, samples: Sequence[burn.SmiSample], smi_e
     )
 
 
-def _burn_results(target: GpuTarget, report: burn.WorkerReport, method: str) -> list[Result]:
+def _burn_results(target: GpuTarget, report: burn.WorkerReport, method: str) -> list[CheckResult]:
     comp = target.component
     if report.error or not report.tflops:
         why = report.error or "no measurement window completed"
         return [
-            make_result(c, comp, "fail", tier="burn-in", reason=f"burn-in worker failed: {why}"[:500])
+            result(c, Verdict.FAIL, component=comp, source="", reason=f"burn-in worker failed: {why}"[:500])
             for c in BURN_IN_CHECKS[:3]
         ]
     median = statistics.median(report.tflops)
@@ -614,11 +575,10 @@ def _burn_results(target: GpuTarget, report: burn.WorkerReport, method: str) -> 
             source=method,
             lines=lines,
         ),
-        make_result(
+        result(
             "gpu.burn_in_stability",
-            comp,
             stab.verdict(ratio, 1.0),
-            tier="burn-in",
+            component=comp,
             measured=round(ratio, 3),
             expected=stab.pass_ratio,
             unit="min/median",
@@ -627,11 +587,10 @@ def _burn_results(target: GpuTarget, report: burn.WorkerReport, method: str) -> 
             lines=lines,
             reason=f"slowest window {min(report.tflops):.1f} TFLOP/s, median {median:.1f}: ratio {ratio:.3f}",
         ),
-        make_result(
+        result(
             "gpu.burn_in_consistency",
-            comp,
-            "fail" if report.mismatches else "pass",
-            tier="burn-in",
+            Verdict.FAIL if report.mismatches else Verdict.PASS,
+            component=comp,
             measured=report.mismatches,
             expected=0,
             unit="batches",
@@ -649,7 +608,7 @@ def run_burn_in(
     progress: Progress | None = None,
     *,
     sample_interval_s: float = 10.0,
-) -> list[Result]:
+) -> list[CheckResult]:
     """Burn-in tier: every GPU under bf16 products and copies for `duration_s`, all at once.
 
     Judges median throughput, stability (min/median window), repeatability of the product,
@@ -661,7 +620,7 @@ def run_burn_in(
         return _skip_all(facts_before, reason, BURN_IN_CHECKS, "burn-in")
     usable, results = _usable_targets(facts_before, BURN_IN_CHECKS, "burn-in")
     if not usable:
-        results.append(skip("counters.delta", NODE, "no GPU could be loaded", tier="burn-in"))
+        results.append(skip("counters.delta", "no GPU could be loaded", tier="burn-in"))
         return results
     say(f"burn-in on {len(usable)} GPU(s) for {duration_s:g} s")
     run = burn.run_burn([t.cuda for t in usable if t.cuda is not None], duration_s, sample_interval_s, say)

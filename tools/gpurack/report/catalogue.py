@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._check_catalogue import BY_ID
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.spec import SPECS
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,7 +24,7 @@ class CheckInfo:
 
 def check_info(check_id: str) -> CheckInfo | None:
     """The catalogue's entry for `check_id`; None for an id it does not know."""
-    spec = BY_ID.get(check_id)
+    spec = SPECS.get(check_id)
     if spec is None:
         return None
     return CheckInfo(

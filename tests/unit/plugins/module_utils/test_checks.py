@@ -8,18 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._check_catalogue import (
-    CATALOGUE,
-    checks_for_tier,
-    model_expected,
-    render_catalogue_markdown,
-)
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._checks import (
-    REGISTRY,
-    ExpectError,
-    run_checks,
-    summarise,
-)
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_facts import (
     gather_gpu,
     parse_nvidia_smi_text,
@@ -29,9 +17,33 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils._nic_facts impor
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._numa_facts import gather_numa
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._nvme_facts import gather_nvme
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._os_facts import gather_os
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._pci_facts import gather_pci
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._pci_facts import (
+    downgraded_bus_ids,
+    gather_pci,
+    parse_lspci_vvv,
+)
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import CheckResult, summarise
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import CaptureSource
-from conftest import REPO
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks import COMPONENTS, ExpectError
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks import run_checks as _run_checks
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.spec import (
+    FUNCTIONS,
+    checks_for_tier,
+    model_expected,
+    specs,
+)
+from gpurack import docsgen
+
+CATALOGUE = specs()
+REGISTRY = FUNCTIONS
+
+
+def run_checks(facts: Any, expect: Any = None, tier: str = "quick") -> list[dict[str, Any]]:
+    """run_checks, its CheckResults in their JSON shape (what node_checks returns)."""
+    results = _run_checks(facts, expect, tier)
+    assert all(isinstance(r, CheckResult) for r in results)
+    return [r.to_dict() for r in results]
+
 
 RESULT_KEYS = {
     "id",
@@ -46,6 +58,9 @@ RESULT_KEYS = {
     "remediation",
     "evidence",
     "limit_source",
+    "percent",
+    "duration_s",
+    "details",
 }
 
 
@@ -209,7 +224,8 @@ def test_registry_covers_every_quick_catalogue_entry() -> None:
 def test_summarise_counts_verdicts_and_fails_on_any_fail() -> None:
     results = [{"verdict": v} for v in ("pass", "pass", "warn", "skip", "fail")]
     assert summarise(results) == {"pass": 2, "warn": 1, "fail": 1, "skip": 1, "verdict": "fail"}
-    assert summarise([{"verdict": "warn"}])["verdict"] == "pass"
+    # issue 12: a warn is a warn everywhere (the old _checks.summarise counted it as a pass).
+    assert summarise([{"verdict": "warn"}])["verdict"] == "warn"
 
 
 def test_run_checks_no_facts_skips_everything_with_reasons() -> None:
@@ -523,6 +539,7 @@ def test_os_nouveau_loaded_fails() -> None:
 
 def test_pci_downgraded_link_warns_with_link_details() -> None:
     facts = node()
+    facts["gpurack_pci"]["devices"][0]["upstream"] = "0000:05:00.0"  # the bridge above GPU 0
     facts["gpurack_pci"]["devices"].append(
         {
             "bus_id": "0000:05:00.0",
@@ -546,6 +563,67 @@ def test_pci_downgraded_link_warns_with_link_details() -> None:
     assert item["verdict"] == "warn"
     assert item["component"] == "PCI 0000:05:00.0"
     assert item["reason"] == "PCI 0000:05:00.0 (PCI bridge) links at 16.0 GT/s x16, capable of 32.0 GT/s x16"
+
+
+def test_pci_downgraded_link_off_the_gpu_rdma_nvme_paths_is_information() -> None:
+    facts = node(gpus=1)
+    facts["gpurack_pci"]["devices"].append(
+        {
+            "bus_id": "0000:01:00.0",
+            "description": "Ethernet controller: Broadcom Inc. and subsidiaries NetXtreme BCM5720",
+            "vendor_id": "0x14e4",
+            "device_id": "0x165f",
+            "class_id": "0x0200",
+            "numa_node": 0,
+            "link": {"cap_speed_gts": 5.0, "cap_width": 2, "sta_speed_gts": 5.0, "sta_width": 1},
+            "upstream": None,
+        }
+    )
+    facts["gpurack_pci"]["downgraded"] = ["0000:01:00.0"]
+    [item] = by_id(run_checks(facts, {}), "pci.downgraded")
+    assert (item["verdict"], item["component"]) == ("pass", "PCI 0000:01:00.0")
+    assert item["reason"].endswith("not on a GPU, RDMA or NVMe path: information only")
+    assert "x1" in item["reason"] and item["remediation"] is None
+
+
+def _h100_facts(public: Path) -> dict[str, Any]:
+    """The 8x H100 public captures: nvidia-smi -q text and lspci -vvv of an HGX H100 board."""
+    parsed = parse_nvidia_smi_text((public / "nvidia-smi-q.535.161.08.h100x8").read_text())
+    devices = parse_lspci_vvv((public / "lspci-vvv.hgx-h100").read_text())
+    return {
+        "gpurack_gpu": {"available": True, "source": "nvidia-smi-text", **parsed},
+        "gpurack_pci": {
+            "available": True,
+            "source": "lspci-vvv",
+            "devices": devices,
+            "downgraded": downgraded_bus_ids(devices),
+        },
+    }
+
+
+def test_h100x8_downgraded_platform_links_are_information_only(public: Path) -> None:
+    facts = _h100_facts(public)
+    assert len(facts["gpurack_pci"]["downgraded"]) == 16  # the healthy profile's 16 former warnings
+    results = by_id(run_checks(facts, {}), "pci.downgraded")
+    assert len(results) == 16
+    assert [r for r in results if r["verdict"] != "pass"] == []
+    assert all(r["reason"].endswith("information only") for r in results)
+    assert "PCI 0000:01:00.0" in {r["component"] for r in results}  # the onboard BMC NIC
+
+
+def test_h100x8_downgraded_gpu_link_and_its_switch_still_warn(public: Path) -> None:
+    facts = _h100_facts(public)
+    devices = {d["bus_id"]: d for d in facts["gpurack_pci"]["devices"]}
+    gpu, switch = devices["0000:19:00.0"], devices["0000:17:01.0"]  # GPU 0 and its switch port
+    assert gpu["upstream"] == "0000:17:01.0"
+    for device in (gpu, switch):
+        device["link"] = {**device["link"], "sta_width": 8, "width_downgraded": True}
+    facts["gpurack_pci"]["downgraded"] = downgraded_bus_ids(list(devices.values()))
+    warned = {
+        r["component"]: r for r in by_id(run_checks(facts, {}), "pci.downgraded") if r["verdict"] == "warn"
+    }
+    assert set(warned) == {"PCI 0000:19:00.0", "PCI 0000:17:01.0"}
+    assert "x8" in warned["PCI 0000:19:00.0"]["reason"] and warned["PCI 0000:17:01.0"]["remediation"]
 
 
 @pytest.mark.parametrize(
@@ -727,4 +805,25 @@ def test_catalogue_standard_limits_come_from_the_model_table() -> None:
 
 
 def test_docs_checks_md_is_generated_from_the_catalogue() -> None:
-    assert (REPO / "docs" / "checks.md").read_text() == render_catalogue_markdown()
+    assert (docsgen.ROOT / docsgen.CHECKS_MD).read_text() == docsgen.checks_markdown()
+
+
+def test_derived_files_are_what_the_specs_give() -> None:
+    """docs/checks.md and the preflight argument spec: `python -m gpurack.docsgen` rewrites them."""
+    assert docsgen.stale() == []
+    assert docsgen.main(["--check"]) == 0
+
+
+def test_docs_checks_md_states_the_verdict_rule() -> None:
+    text = docsgen.checks_markdown()
+    assert "\n## Verdicts\n" in text
+    assert "a run's verdict is the same rule over its nodes' verdicts" in text
+    assert "A `warn` never counts as a pass" in text
+
+
+def test_every_spec_sits_in_its_component_module_and_schema_keys_come_from_specs() -> None:
+    assert {c.component for c in CATALOGUE} == set(COMPONENTS)
+    declared = {key.path for c in CATALOGUE for key in c.expects}
+    assert "gpu.pcie.gen" in declared and "numa_nodes" in declared
+    measured = [c for c in CATALOGUE if c.tier != "quick"]
+    assert measured and all(c.id not in REGISTRY for c in measured)  # measured in gpubench

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._checks import run_checks, summarise
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_facts import (
     gather_gpu,
     parse_nvidia_smi_text,
@@ -13,8 +13,16 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_facts impor
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._labels import node_labels
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._node_facts import gather_all
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import summarise
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import CaptureSource
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks import run_checks as _run_checks
 from conftest import REPO
+
+
+def run_checks(facts: Any, expect: Any = None, tier: str = "quick") -> list[dict[str, Any]]:
+    """run_checks, its CheckResults in their JSON shape (what node_checks returns)."""
+    return [r.to_dict() for r in _run_checks(facts, expect, tier)]
+
 
 H200X4 = REPO / "tests" / "fixtures" / "captures" / "h200x4"
 POOL = {"name": "h200-train-a", "workload": "distributed-training", "sharing": "full-gpu"}

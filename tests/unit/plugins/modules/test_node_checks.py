@@ -11,6 +11,7 @@ from ansible.module_utils import basic
 from ansible.module_utils.common.text.converters import to_bytes
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_facts import gather_gpu
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._numa_facts import gather_numa
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import CheckResult
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import CaptureSource
 from conftest import H200X1
 
@@ -99,3 +100,35 @@ def test_node_checks_no_facts_skips_with_reasons(
     result = _run(monkeypatch, capsys, facts={})
     assert result["summary"]["skip"] == len(result["results"])
     assert all(r["reason"] for r in result["results"])
+
+
+def test_node_checks_counts_extra_results_and_a_warn_is_the_node_verdict(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The preflight role hands in a facts module's failure; the module's summary is the verdict."""
+    warn = {
+        "id": "preflight.facts.nic",
+        "title": "Hardware facts can be read (gpurack_nic)",
+        "component": "nic",
+        "verdict": "warn",
+        "reason": "ibstat printed nothing",
+        "remediation": "run ibstat by hand",
+        "evidence": {"source": "gpurack_nic facts module", "lines": ["stderr"]},
+    }
+    result = _run(monkeypatch, capsys, facts=_facts(), expect=EXPECT, extra_results=[warn])
+    assert result["results"][0]["id"] == "preflight.facts.nic"
+    assert result["summary"]["warn"] == 1 and result["summary"]["fail"] == 0
+    assert result["summary"]["verdict"] == "warn"  # never printed as pass
+    failing = dict(warn, verdict="fail")
+    result = _run(monkeypatch, capsys, facts=_facts(), expect=EXPECT, extra_results=[failing])
+    assert result["summary"]["verdict"] == "fail"
+
+
+def test_node_checks_results_have_the_shared_shape(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    result = _run(monkeypatch, capsys, facts=_facts(), expect=EXPECT)
+    assert set(result["summary"]) == {"pass", "warn", "fail", "skip", "verdict"}
+    for item in result["results"]:
+        assert CheckResult.from_dict(item).to_dict() == item
+        assert len(item["evidence"]["lines"]) <= 20

@@ -1,0 +1,91 @@
+# Copyright: (c) 2026, gpurack maintainers
+# Apache License 2.0 (see LICENSE)
+"""Node checks, one module per component; `run_checks` runs a tier's quick checks over facts.
+
+Each check's spec sits beside its function (`spec.CheckSpec`, `spec.check`). Importing this
+package registers every check, in the order of `COMPONENTS`; the expectations schema
+(`SCHEMA`) is built from the keys the specs read. Every check runs: one that cannot read
+malformed facts skips with the reason instead of stopping the others.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._expect import schema_from, validate
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import CheckResult
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks import (  # noqa: F401 - registers
+    fabric,
+    gpu,
+    memory,
+    os,
+    pcie,
+    storage,
+)
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.context import Context
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.spec import (
+    COMPONENTS,
+    EXPECT,
+    EXPECT_ORDER,
+    FUNCTIONS,
+    TIERS,
+    CheckFn,
+    checks_for_tier,
+    skip,
+    specs,
+)
+
+__all__ = ["COMPONENTS", "SCHEMA", "ExpectError", "run_checks", "validate_expect"]
+
+SCHEMA: dict[str, Any] = schema_from((key for entry in specs() for key in entry.expects), EXPECT_ORDER)
+
+
+class ExpectError(ValueError):
+    """`gpurack_expect` is invalid; `errors` lists every problem with its full path."""
+
+    def __init__(self, errors: list[str]) -> None:
+        super().__init__("invalid expectations: " + "; ".join(errors))
+        self.errors = errors
+
+
+def validate_expect(expect: object, path: str = EXPECT) -> list[str]:
+    """Every problem with an expectations mapping, each prefixed by its full path; [] when valid."""
+    if expect is None:
+        return []
+    return validate(expect, SCHEMA, path)
+
+
+def _guarded(check_id: str, fn: CheckFn, ctx: Context) -> list[CheckResult]:
+    try:
+        return fn(ctx)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        # Malformed facts must not hide every other result: report this check as not assessed.
+        return [skip(check_id, f"could not evaluate the facts: {type(exc).__name__}: {exc}")]
+
+
+def run_checks(
+    facts: Mapping[str, Any], expect: Mapping[str, Any] | None = None, tier: str = "quick"
+) -> list[CheckResult]:
+    """Run every check of `tier` (and lower tiers) over the facts; one list of results.
+
+    Measured checks, which need the machine under load (gpurack.gpubench), are skips here.
+
+    Raises:
+        ExpectError: `expect` does not follow the expectations schema.
+        ValueError: `tier` is not quick, standard or burn-in.
+    """
+    if tier not in TIERS:
+        raise ValueError(f"tier must be one of {', '.join(TIERS)}, got {tier!r}")
+    expect = expect or {}
+    if errors := validate_expect(expect):
+        raise ExpectError(errors)
+    ctx = Context(facts if isinstance(facts, Mapping) else {}, expect)
+    results: list[CheckResult] = []
+    for entry in checks_for_tier(tier):
+        fn = FUNCTIONS.get(entry.id)
+        if fn is None:
+            results.append(skip(entry, f"a {entry.tier}-tier measurement, not derived from facts"))
+            continue
+        results.extend(_guarded(entry.id, fn, ctx))
+    return results
