@@ -39,7 +39,7 @@ PLAY = """
     - name: Show what was read
       ansible.builtin.debug:
         msg: "FACTS {{ {'gpus': gpurack_gpu.count, 'nic': gpurack_nic.available, 'os': gpurack_os.available,
-                        'nvme': gpurack_nvme is defined, 'errors': gpurack_facts_errors} | to_json }}"
+                        'nvme': gpurack_nvme is defined, 'errors': facts_errors} | to_json }}"
 """
 
 
