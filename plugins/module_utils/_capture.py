@@ -2,15 +2,19 @@
 # Apache License 2.0 (see LICENSE)
 """Capture bundle format: one file per command, `# $ cmd` first line, `# rc=N` last line.
 
-Pure functions only (stdlib), shared by the facts modules, the lab and the driver.
-The table below is the single list of commands a capture holds; `docs/capture-format.md`
-describes it for operators.
+Pure functions only (stdlib), shared by the facts modules, the lab, the driver
+(`gpurack capture`) and the capture role (through the capture_commands and sysfs_mirror
+modules). The tables below are the single list of what a capture holds;
+`docs/capture-format.md` describes it for operators.
 """
 
 from __future__ import annotations
 
 import re
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 # rc 127 is what a shell returns for "command not found"; captures keep it as a fact.
 RC_NOT_FOUND = 127
@@ -50,22 +54,39 @@ CAPTURE_COMMANDS: tuple[CaptureCommand, ...] = (
     ),
 )
 
-# Plain files copied verbatim (no header), relative to the capture root.
+# Plain files copied verbatim (no header), by their name in the bundle.
 CAPTURE_FILES: tuple[str, ...] = ("os-release",)
 
-# sysfs trees mirrored under `sys/` in a capture (attributes only, no symlinks followed).
-CAPTURE_SYSFS_GLOBS: tuple[str, ...] = (
-    "sys/bus/pci/devices/*",
-    "sys/class/infiniband/*",
-    "sys/class/net/*",
-    "sys/class/block/*",
-    "sys/class/nvme/*",
-    "sys/devices/system/node/node*",
-    "sys/fs/cgroup",
-    "sys/module/nouveau",
-    "sys/module/nvidia",
-    "sys/module/nvidia_peermem",
+# Where each plain file comes from, relative to the node's root; the first that exists wins
+# (os-release(5) order).
+CAPTURE_FILE_ORIGINS: dict[str, tuple[str, ...]] = {"os-release": ("etc/os-release", "usr/lib/os-release")}
+
+
+@dataclass(frozen=True)
+class SysfsTree:
+    """A sysfs glob mirrored under `sys/`, with how many folder levels below each match are kept."""
+
+    glob: str
+    depth: int
+
+
+# Attributes the gatherers read sit at these depths (infiniband: ports/1/counters/<name>;
+# block: queue/rotational; PCI devices, NUMA nodes and the cgroup root: top level only).
+CAPTURE_SYSFS: tuple[SysfsTree, ...] = (
+    SysfsTree("sys/bus/pci/devices/*", 0),
+    SysfsTree("sys/class/infiniband/*", 3),
+    SysfsTree("sys/class/net/*", 1),
+    SysfsTree("sys/class/block/*", 1),
+    SysfsTree("sys/class/nvme/*", 1),
+    SysfsTree("sys/devices/system/node/node*", 0),
+    SysfsTree("sys/fs/cgroup", 0),
+    SysfsTree("sys/module/nouveau", 1),
+    SysfsTree("sys/module/nvidia", 1),
+    SysfsTree("sys/module/nvidia_peermem", 1),
 )
+
+# sysfs trees mirrored under `sys/` in a capture (attributes only, no symlinks followed).
+CAPTURE_SYSFS_GLOBS: tuple[str, ...] = tuple(tree.glob for tree in CAPTURE_SYSFS)
 
 _BY_ARGV = {c.argv: c for c in CAPTURE_COMMANDS}
 
@@ -87,6 +108,14 @@ class CommandOutput:
     def missing(self) -> bool:
         """True when the tool was not installed (rc 127)."""
         return self.rc == RC_NOT_FOUND
+
+
+Runner = Callable[[Sequence[str]], CommandOutput]
+
+
+def not_found(tool: str) -> CommandOutput:
+    """What a shell records for a tool that is not installed (rc 127), as every capture does."""
+    return CommandOutput(rc=RC_NOT_FOUND, stdout="", stderr=f"sh: {tool}: command not found\n")
 
 
 class CaptureFormatError(ValueError):
@@ -122,3 +151,39 @@ def format_capture_file(command_line: str, output: CommandOutput) -> str:
     if body and not body.endswith("\n"):
         body += "\n"
     return f"# $ {command_line}\n{body}# rc={output.rc}\n"
+
+
+def command_line(cmd: CaptureCommand) -> str:
+    """The `# $` header of a command: its argv joined by spaces, unquoted like the real captures."""
+    return " ".join(cmd.argv)
+
+
+@dataclass(frozen=True)
+class CapturedCommand:
+    """One command run for a bundle: its entry, what it returned, how long it took and its file text."""
+
+    command: CaptureCommand
+    output: CommandOutput
+    seconds: float
+
+    @property
+    def text(self) -> str:
+        """The file's content in the capture format."""
+        return format_capture_file(command_line(self.command), self.output)
+
+
+def run_capture_command(cmd: CaptureCommand, runner: Runner) -> CapturedCommand:
+    """Run one capture command through `runner` (which reports a missing tool as rc 127)."""
+    start = time.monotonic()
+    output = runner(cmd.argv)
+    return CapturedCommand(command=cmd, output=output, seconds=round(time.monotonic() - start, 3))
+
+
+def read_plain_file(root: Path, name: str) -> bytes | None:
+    """Bytes of one CAPTURE_FILES entry from its first existing origin below root, None when absent."""
+    for origin in CAPTURE_FILE_ORIGINS.get(name, (f"etc/{name}",)):
+        try:
+            return (root / origin).read_bytes()
+        except OSError:
+            continue
+    return None

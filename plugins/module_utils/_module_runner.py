@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._capture import (
-    RC_NOT_FOUND,
     CommandOutput,
+    not_found,
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import Runner
 
@@ -40,7 +40,7 @@ def make_runner(module: CommandModule) -> Runner:
     def run(argv: Sequence[str]) -> CommandOutput:
         path = module.get_bin_path(argv[0])
         if path is None:
-            return CommandOutput(rc=RC_NOT_FOUND, stdout="", stderr=f"{argv[0]}: command not found")
+            return not_found(argv[0])
         rc, out, err = module.run_command([path, *argv[1:]], environ_update=_C_LOCALE)
         return CommandOutput(rc=rc, stdout=out, stderr=err)
 

@@ -10,7 +10,7 @@ tests, the lab's sysfs replay through the modules' `root` parameter).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -19,11 +19,12 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils._capture import 
     RC_NOT_FOUND,
     CaptureFormatError,
     CommandOutput,
+    Runner,
     command_for,
     parse_capture_file,
 )
 
-Runner = Callable[[Sequence[str]], CommandOutput]
+__all__ = ["CaptureError", "CaptureSource", "LiveSource", "Runner", "Source", "is_capture_dir", "open_source"]
 
 
 class Source(Protocol):

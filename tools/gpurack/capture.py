@@ -4,30 +4,19 @@ from __future__ import annotations
 
 import json
 import shutil
-import time
-from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._capture import (
-    CAPTURE_COMMANDS,
-    CAPTURE_FILES,
-    CaptureCommand,
-    format_capture_file,
-)
+from ansible_collections.gpurack.bootstrap.plugins.module_utils import _bundle
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._capture import CapturedCommand, command_line
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._sysfs import FolderSink
 
 from gpurack import __version__, local
 from gpurack.errors import UsageError
-from gpurack.sysfs import mirror_sysfs
 
 MANIFEST = "capture.json"
 MANIFEST_SCHEMA = 1
-
-# Where each plain file of CAPTURE_FILES comes from, first existing wins (os-release(5) order).
-_FILE_ORIGINS: dict[str, tuple[str, ...]] = {"os-release": ("etc/os-release", "usr/lib/os-release")}
-
-Step = Callable[[str], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +43,7 @@ class CaptureResult:
 
 
 def capture(
-    output: Path, root: Path = Path("/"), force: bool = False, step: Step | None = None
+    output: Path, root: Path = Path("/"), force: bool = False, step: _bundle.Step | None = None
 ) -> CaptureResult:
     """Run every capture command here, copy CAPTURE_FILES and mirror sysfs from `root` into `output`.
 
@@ -62,21 +51,16 @@ def capture(
         UsageError: `output` exists and is not empty (without force), or is not a folder.
     """
     _prepare_output(output, force)
-    advance = step or (lambda _label: None)
     started = datetime.now(UTC).isoformat(timespec="seconds")
-    records = tuple(_capture_command(output, cmd, advance) for cmd in CAPTURE_COMMANDS)
-    advance("plain files")
-    files = tuple(name for name in CAPTURE_FILES if _copy_file(root, name, output))
-    advance("sysfs")
-    mirrored = mirror_sysfs(root, output)
+    bundle = _bundle.write_bundle(root, local.run_command, FolderSink(output), step=step)
     result = CaptureResult(
         output=output,
         host=local.hostname(),
         captured_at=started,
-        commands=records,
-        files=files,
-        sysfs_entries=mirrored.entries,
-        sysfs_files=mirrored.files,
+        commands=tuple(_record(done) for done in bundle.commands),
+        files=bundle.files,
+        sysfs_entries=bundle.sysfs.entries,
+        sysfs_files=bundle.sysfs.files,
     )
     _write_manifest(result, root)
     return result
@@ -84,7 +68,7 @@ def capture(
 
 def step_count() -> int:
     """Number of progress steps `capture` reports."""
-    return len(CAPTURE_COMMANDS) + 2
+    return _bundle.step_count()
 
 
 def _prepare_output(output: Path, force: bool) -> None:
@@ -99,27 +83,14 @@ def _prepare_output(output: Path, force: bool) -> None:
     output.mkdir(parents=True, exist_ok=True)
 
 
-def _capture_command(output: Path, cmd: CaptureCommand, advance: Step) -> CommandRecord:
-    """Run one command and write its capture file."""
-    command_line = " ".join(cmd.argv)  # unquoted, like the real captures' `# $` headers
-    advance(command_line)
-    start = time.monotonic()
-    result = local.run_command(cmd.argv)
-    seconds = round(time.monotonic() - start, 3)
-    (output / cmd.filename).write_text(format_capture_file(command_line, result), encoding="utf-8")
-    return CommandRecord(file=cmd.filename, command=command_line, rc=result.rc, seconds=seconds)
-
-
-def _copy_file(root: Path, name: str, output: Path) -> bool:
-    """Copy one plain file verbatim from its first existing origin; False when none exists."""
-    for origin in _FILE_ORIGINS.get(name, (f"etc/{name}",)):
-        try:
-            data = (root / origin).read_bytes()
-        except OSError:
-            continue
-        (output / name).write_bytes(data)
-        return True
-    return False
+def _record(done: CapturedCommand) -> CommandRecord:
+    """The manifest's line for one captured command."""
+    return CommandRecord(
+        file=done.command.filename,
+        command=command_line(done.command),
+        rc=done.output.rc,
+        seconds=done.seconds,
+    )
 
 
 def _write_manifest(result: CaptureResult, root: Path) -> None:

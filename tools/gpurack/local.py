@@ -8,7 +8,7 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._capture import RC_NOT_FOUND, CommandOutput
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._capture import CommandOutput, not_found
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import LiveSource
 
 COMMAND_TIMEOUT_S = 60.0
@@ -31,7 +31,7 @@ def run_command(argv: Sequence[str], timeout: float = COMMAND_TIMEOUT_S) -> Comm
             check=False,
         )
     except FileNotFoundError:
-        return CommandOutput(rc=RC_NOT_FOUND, stdout="", stderr=f"sh: {argv[0]}: command not found\n")
+        return not_found(argv[0])
     except PermissionError:
         return CommandOutput(rc=RC_NOT_EXECUTABLE, stdout="", stderr=f"sh: {argv[0]}: Permission denied\n")
     except subprocess.TimeoutExpired:
