@@ -7,9 +7,9 @@ import subprocess
 
 from gpurack import render
 from gpurack.errors import ExitCode, UsageError
-from gpurack.lab import lab_kubernetes, nodes, profiles, rack, view
-from gpurack.lab.faults import FAULT_KINDS
-from gpurack.lab.state import load
+from gpurack_lab import lab_kubernetes, nodes, profiles, rack, view
+from gpurack_lab.faults import FAULT_KINDS
+from gpurack_lab.state import load
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -24,7 +24,7 @@ class NodeRow:
 def read(kubeconfig: Path) -> list[NodeRow] | str:
     """The cluster's nodes, or why they cannot be read (no kubeconfig yet, API unreachable)."""
     if not kubeconfig.is_file():
-        return f"no kubeconfig yet ({kubeconfig}): run 'gpurack run site -i inventory/lab'"
+        return f"no kubeconfig yet ({kubeconfig}): run 'gpurack run site -i lab/inventory'"
     # Imported on use: the client takes a second to import, and only this command needs it.
     from kubernetes import client, config  # noqa: PLC0415
     from kubernetes.client.exceptions import ApiException  # noqa: PLC0415

@@ -12,8 +12,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from gpurack.errors import ExitCode, GpurackError, UsageError
-from gpurack.lab import disks, docker, faults, inventory_writer, lab_kubernetes, profiles, shims
-from gpurack.lab.state import (
+from gpurack_lab import disks, docker, faults, inventory_writer, lab_kubernetes, profiles, shims
+from gpurack_lab.state import (
     CONTROL_PLANE,
     GATEWAY,
     MAX_WORKERS,
@@ -23,13 +23,12 @@ from gpurack.lab.state import (
     LabHost,
     LabState,
     host_ip,
-    inventory_dir,
     lab_dir,
     load,
     save,
     worker_name,
 )
-from gpurack.project import project_root
+from gpurack_lab.paths import inventory_dir, node_image_script
 
 Step = Callable[[str], None]
 Planned = tuple[LabHost, profiles.Profile, tuple[faults.Fault, ...]]
@@ -79,13 +78,13 @@ def state_file() -> Path:
 
 
 def hosts_file() -> Path:
-    """The generated inventory/lab/hosts.yml."""
+    """The generated lab/inventory/hosts.yml."""
     return inventory_dir() / "hosts.yml"
 
 
 def build_script() -> Path:
-    """tools/images/build-node-image.sh in the checkout."""
-    return project_root() / "tools" / "images" / "build-node-image.sh"
+    """lab/images/build-node-image.sh in the checkout."""
+    return node_image_script()
 
 
 def plan(
@@ -144,7 +143,7 @@ def up(
     """Start the lab, grow a running one by the workers it lacks, or report it unchanged.
 
     With `kubernetes`, or on a lab that already has it, the offline Kubernetes build is
-    installed on every node (playbooks/lab_kubernetes.yml) after the containers are up.
+    installed on every node (lab/playbooks/lab_kubernetes.yml) after the containers are up.
 
     Raises:
         UsageError: bad arguments, a half-built lab in the way, or a change a running lab cannot take.

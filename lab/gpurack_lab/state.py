@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from gpurack.errors import NotAssessedError
-from gpurack.lab.disks import Disk
-from gpurack.project import project_root, state_dir
+from gpurack_lab.disks import Disk
+from gpurack.project import state_dir
 
 NETWORK = "lab-net"
 SUBNET = "172.30.42.0/24"
@@ -22,11 +22,6 @@ MAX_WORKERS = 16
 def lab_dir() -> Path:
     """The lab's state folder: keys, disk files, assembled profiles, lab.json."""
     return state_dir() / "lab"
-
-
-def inventory_dir() -> Path:
-    """inventory/lab in the checkout: static group_vars (committed) and the generated hosts.yml."""
-    return project_root() / "inventory" / "lab"
 
 
 def host_ip(index: int) -> str:

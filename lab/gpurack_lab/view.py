@@ -9,8 +9,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from gpurack.lab.nodes import NodeRow
-from gpurack.lab.rack import DownResult, HostStatus, UpResult
+from gpurack_lab.nodes import NodeRow
+from gpurack_lab.rack import DownResult, HostStatus, UpResult
 
 STATE_STYLE = {"running": "green", "missing": "bold red"}
 
@@ -96,7 +96,7 @@ def down_summary(result: DownResult) -> None:
         f"{len(result.containers)} containers ({', '.join(result.containers) or 'none'})",
         "network lab-net" if result.network else "no network",
         f"{len(result.loops)} loop devices ({', '.join(result.loops) or 'none'})",
-        "keys, profiles, disk files and inventory/lab/hosts.yml",
+        "keys, profiles, disk files and lab/inventory/hosts.yml",
     ]
     if result.images:
         parts.append(f"images {', '.join(result.images)}")

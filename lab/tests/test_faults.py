@@ -10,7 +10,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils._nic_facts impor
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._pci_facts import gather_pci
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import CaptureSource
 from gpurack.errors import UsageError
-from gpurack.lab import faults, profiles
+from gpurack_lab import faults, profiles
 
 UNAME = "Linux lab-w1 6.1.0-lab #1 SMP PREEMPT_DYNAMIC x86_64 GNU/Linux\n"
 

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 import yaml
 from gpurack import cli
-from gpurack.lab import inventory_writer, rack
-from gpurack.lab.disks import Disk
-from gpurack.lab.state import LabHost, LabState, load, save
+from gpurack_lab import inventory_writer, rack
+from gpurack_lab.disks import Disk
+from gpurack_lab.state import LabHost, LabState, load, save
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -58,7 +58,7 @@ def test_state_round_trips_through_lab_json(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("group", ["lab_h200x1", "lab_hgx_h100x8_ib", "lab_cpu_only", "lab_custom"])
 def test_every_profile_group_has_static_pool_and_expectations(group: str) -> None:
-    folder = REPO / "inventory" / "lab" / "group_vars" / group
+    folder = REPO / "lab" / "inventory" / "group_vars" / group
     assert "gpurack_pool" in yaml.safe_load((folder / "pool.yml").read_text())
     assert "gpurack_expect" in yaml.safe_load((folder / "expect.yml").read_text())
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 from gpurack import cli
-from gpurack.lab import disks, docker, rack
-from gpurack.lab.state import NETWORK, lab_dir
+from gpurack_lab import disks, docker, rack
+from gpurack_lab.state import NETWORK, lab_dir
 from lab_helpers import docker_unusable, json_run, ssh
 
 pytestmark = pytest.mark.lab

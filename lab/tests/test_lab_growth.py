@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from gpurack import cli
 from gpurack.errors import UsageError
-from gpurack.lab import inventory_writer, lab_kubernetes, rack
-from gpurack.lab.state import LabState
+from gpurack_lab import inventory_writer, lab_kubernetes, rack
+from gpurack_lab.state import LabState
 
 RUNNING = LabState(
     "gpurack-node:abc",

@@ -13,14 +13,12 @@ from typing import Any
 
 import pytest
 import yaml
-from gpurack import cli
-from gpurack.lab import docker, lab_kubernetes, rack
+from gpurack_lab import lab_kubernetes, rack
 from kubernetes import client, config
-from lab_helpers import docker_unusable, json_run, ssh
+from lab_helpers import LabCluster, json_run, ssh
 
 pytestmark = pytest.mark.kubernetes
 
-PROFILES = ["--profile", "h200x1", "--profile", "hgx-h100x8-ib"]
 POOL_H200 = {
     "gpurack.io/pool": "lab-h200x1",
     "gpurack.io/accelerator": "h200-141gb",
@@ -69,27 +67,16 @@ def _pool_taint(pool: str) -> tuple[str, str, str]:
 
 
 @pytest.fixture
-def lab() -> Iterator[None]:
-    """The lab with Kubernetes, after the autouse fixture moved the state dir (kubeconfig, keys)."""
-    reason = docker_unusable()
-    if reason:
-        pytest.skip(f"Docker cannot run on this machine: {reason}")
+def lab(lab_cluster: LabCluster) -> Iterator[LabCluster]:
+    """The session's lab with Kubernetes (conftest.py); host_vars this test wrote are removed after."""
     try:
-        lab_kubernetes.require_build()
-    except lab_kubernetes.KubernetesBuildMissingError as exc:
-        pytest.skip(f"no offline Kubernetes build ({exc}); `make lab-k8s-test` builds it first")
-    if docker.lab_containers():
-        pytest.fail("a lab is already running on this machine; run 'gpurack lab down' first")
-    try:
-        assert cli.main(["lab", "up", "--workers", "2", *PROFILES, "--kubernetes"]) == 0
-        yield
+        yield lab_cluster
     finally:
         for leftover in HOST_VARS.glob("*.yml"):
             leftover.unlink()
-        assert cli.main(["lab", "down"]) == 0
 
 
-def test_site_builds_a_labelled_validated_cluster(lab: None, capsys: pytest.CaptureFixture[str]) -> None:
+def test_site_builds_a_labelled_validated_cluster(lab: LabCluster, capsys: pytest.CaptureFixture[str]) -> None:
     inventory = str(rack.hosts_file().parent)
     capsys.readouterr()
     code, first = json_run(["run", "site", "-i", inventory], capsys)
@@ -195,7 +182,7 @@ def test_site_builds_a_labelled_validated_cluster(lab: None, capsys: pytest.Capt
 
     # One more worker joins with --limit, and the others are not touched.
     before = {n: _metadata(core, n) for n in ("lab-w1", "lab-w2")}
-    assert cli.main(["lab", "up", "--workers", "3", *PROFILES, "--kubernetes"]) == 0
+    assert lab.grow(3) == 0
     capsys.readouterr()
     code, grown = json_run(["run", "site", "-i", inventory, "-l", "lab-w3"], capsys)
     assert code == 0, grown

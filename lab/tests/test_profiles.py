@@ -14,7 +14,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_facts impor
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._nic_facts import gather_nic
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import CaptureSource
 from gpurack.errors import UsageError
-from gpurack.lab import profiles
+from gpurack_lab import profiles
 
 OS_RELEASE = 'PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\nID=debian\nVERSION_ID="12"\n'
 UNAME = "Linux lab-w1 6.1.0-lab #1 SMP PREEMPT_DYNAMIC x86_64 GNU/Linux\n"

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from gpurack.lab import profiles, shims
+from gpurack_lab import profiles, shims
 
 UNAME = "Linux lab-w1 6.1.0-lab #1 SMP PREEMPT_DYNAMIC x86_64 GNU/Linux\n"
 

@@ -5,15 +5,18 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
+from importlib.metadata import entry_points
 from types import ModuleType
 from typing import NoReturn
 
 from gpurack import __version__, capture, facts, inventory_cli, render, report, runner, validate
 from gpurack.errors import ExitCode, GpurackError, UsageError
-from gpurack.lab import cli as lab_cli
 
 # Each module adds its subcommand with register(subparsers); a new command is one entry here.
-COMMANDS: tuple[ModuleType, ...] = (capture, facts, validate, runner, inventory_cli, report, lab_cli)
+COMMANDS: tuple[ModuleType, ...] = (capture, facts, validate, runner, inventory_cli, report)
+# Other distributions add commands as entry points of this group, each a module with
+# register(subparsers): gpurack-lab (lab/) adds `gpurack lab`.
+ENTRY_POINT_GROUP = "gpurack.commands"
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -34,11 +37,18 @@ def build_parser() -> ArgumentParser:
     parser.add_argument("--version", action="version", version=f"gpurack {__version__}")
     parser.set_defaults(debug=False)
     subparsers = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=ArgumentParser)
-    for module in COMMANDS:
+    for module in command_modules():
         module.register(subparsers)
     for sub in subparsers.choices.values():
         sub.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
     return parser
+
+
+def command_modules() -> tuple[ModuleType, ...]:
+    """The built-in command modules, then the installed `gpurack.commands` entry points by name."""
+    found = sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name)
+    plugins = [ep.load() for ep in found]
+    return tuple(dict.fromkeys([*COMMANDS, *plugins]))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
