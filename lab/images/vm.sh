@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Start and stop a test VM from the image tools/images/build-vm-image.sh builds: QEMU under
+# Start and stop a test VM from the image lab/images/build-vm-image.sh builds: QEMU under
 # software emulation (TCG), the image's own kernel, root on an NVMe namespace (nvme0n1)
 # backed by a copy-on-write overlay, and one more NVMe namespace per DISK given, each a
 # loop device the caller attached (tools/molecule.sh does): never the machine's disks.
 # SSH is forwarded from 127.0.0.1:PORT only.
 #
-#   tools/images/vm.sh start NAME PORT [DISK...]   boot, wait for SSH (up to 15 min)
-#   tools/images/vm.sh stop NAME                    power off, remove the overlay
+#   lab/images/vm.sh start NAME PORT [DISK...]   boot, wait for SSH (up to 15 min)
+#   lab/images/vm.sh stop NAME                    power off, remove the overlay
 #
 # State lives in ${GPURACK_VM_STATE:-/tmp/gpurack-vm}/NAME/: the overlay, qemu.pid and
 # console.log (the serial console, the first place to look when a boot fails).
@@ -27,9 +27,9 @@ ssh_vm() {   # $1 port, then the command
 start() {   # NAME PORT [DISK...]
   local name=$1 port=$2 dir="$STATE_ROOT/$1" disk i=0
   shift 2
-  [[ -f $IMAGE/.complete ]] || die "no VM image at $IMAGE: run tools/images/build-vm-image.sh"
+  [[ -f $IMAGE/.complete ]] || die "no VM image at $IMAGE: run lab/images/build-vm-image.sh"
   command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing: apt-get install qemu-system-x86 qemu-utils"
-  [[ -e $dir/qemu.pid ]] && die "$name is already running (or was not stopped): tools/images/vm.sh stop $name"
+  [[ -e $dir/qemu.pid ]] && die "$name is already running (or was not stopped): lab/images/vm.sh stop $name"
   for disk in "$@"; do
     [[ -b $disk ]] && losetup "$disk" >/dev/null 2>&1 || die "$disk is not an attached loop device: only loop devices are given to the VM"
   done

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Check an offline Kubernetes build (tools/k8s-build/build.sh) on the build machine:
+# Check an offline Kubernetes build (lab/k8s-build/build.sh) on the build machine:
 #   1. every binary runs and reports the pinned version;
 #   2. the images are exactly the ones kubeadm asks for under IMAGE_REPOSITORY;
 #   3. the built containerd (own root, state and socket under a temp dir; the machine's
@@ -8,7 +8,7 @@
 #      shim and runc until SIGTERM stops it with status 0.
 # Step 3 needs root; SKIP_RUNTIME=1 skips it.
 #
-# Usage: tools/k8s-build/verify.sh [CACHE_DIR]   (default: build.sh --print-dir)
+# Usage: lab/k8s-build/verify.sh [CACHE_DIR]   (default: build.sh --print-dir)
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
