@@ -7,6 +7,7 @@ import subprocess
 
 from gpurack import render
 from gpurack.errors import ExitCode, UsageError
+
 from gpurack_lab import lab_kubernetes, nodes, profiles, rack, view
 from gpurack_lab.faults import FAULT_KINDS
 from gpurack_lab.state import load

@@ -18,7 +18,6 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils._capture import 
     format_capture_file,
     parse_capture_file,
 )
-
 from gpurack.errors import UsageError
 
 FaultKind = Literal["gpu-missing", "ib-port-down", "pcie-downgraded"]

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from gpurack.errors import ExitCode, GpurackError
 from gpurack.runner import RunRequest, TaskEvent, run_playbook
+
 from gpurack_lab.paths import inventory_dir, playbook
 from gpurack_lab.state import lab_dir
 

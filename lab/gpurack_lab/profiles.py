@@ -18,7 +18,6 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils._capture import 
     format_capture_file,
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import is_capture_dir
-
 from gpurack.errors import UsageError
 from gpurack.project import project_root
 

@@ -12,7 +12,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from gpurack.errors import ExitCode, GpurackError, UsageError
+
 from gpurack_lab import disks, docker, faults, inventory_writer, lab_kubernetes, profiles, shims
+from gpurack_lab.paths import inventory_dir, node_image_script
 from gpurack_lab.state import (
     CONTROL_PLANE,
     GATEWAY,
@@ -28,7 +30,6 @@ from gpurack_lab.state import (
     save,
     worker_name,
 )
-from gpurack_lab.paths import inventory_dir, node_image_script
 
 Step = Callable[[str], None]
 Planned = tuple[LabHost, profiles.Profile, tuple[faults.Fault, ...]]

@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from gpurack.errors import NotAssessedError
-from gpurack_lab.disks import Disk
 from gpurack.project import state_dir
+
+from gpurack_lab.disks import Disk
 
 NETWORK = "lab-net"
 SUBNET = "172.30.42.0/24"

@@ -33,10 +33,17 @@ def _shared_conftest() -> ModuleType:
 
 
 _SHARED = _shared_conftest()
-REPO, FIXTURES, HW, PUBLIC, H200X1 = _SHARED.REPO, _SHARED.FIXTURES, _SHARED.HW, _SHARED.PUBLIC, _SHARED.H200X1
+REPO, FIXTURES, HW, PUBLIC, H200X1 = (
+    _SHARED.REPO,
+    _SHARED.FIXTURES,
+    _SHARED.HW,
+    _SHARED.PUBLIC,
+    _SHARED.H200X1,
+)
 pytest_configure = _SHARED.pytest_configure
 h200x1 = _SHARED.h200x1
 public = _SHARED.public
+
 
 @pytest.fixture(scope="session")
 def lab_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabCluster]:

@@ -76,7 +76,9 @@ def lab(lab_cluster: LabCluster) -> Iterator[LabCluster]:
             leftover.unlink()
 
 
-def test_site_builds_a_labelled_validated_cluster(lab: LabCluster, capsys: pytest.CaptureFixture[str]) -> None:
+def test_site_builds_a_labelled_validated_cluster(
+    lab: LabCluster, capsys: pytest.CaptureFixture[str]
+) -> None:
     inventory = str(rack.hosts_file().parent)
     capsys.readouterr()
     code, first = json_run(["run", "site", "-i", inventory], capsys)

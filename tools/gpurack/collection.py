@@ -63,10 +63,8 @@ def _split(value: str, base: Path) -> list[Path]:
 
 def find(checkout: Path | None) -> Path | None:
     """The collections path that holds gpurack.bootstrap, None when none does."""
-    return next(
-        (p for p in collections_paths(checkout) if (p / "ansible_collections" / "gpurack" / "bootstrap").is_dir()),
-        None,
-    )
+    paths = collections_paths(checkout)
+    return next((p for p in paths if (p / "ansible_collections" / "gpurack" / "bootstrap").is_dir()), None)
 
 
 def find_playbook(name: str, checkout: Path | None) -> Path | None:

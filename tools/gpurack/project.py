@@ -48,9 +48,7 @@ def project_root() -> Path:
     """
     root = find_checkout()
     if root is None:
-        raise UsageError(
-            f"not inside a gpurack checkout ({Path.cwd()}): cd into one or set ${PROJECT_ENV}"
-        )
+        raise UsageError(f"not inside a gpurack checkout ({Path.cwd()}): cd into one or set ${PROJECT_ENV}")
     return root
 
 
