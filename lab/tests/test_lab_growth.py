@@ -73,3 +73,10 @@ def test_lab_up_kubernetes_without_build_exits_64_before_docker(
     monkeypatch.setattr(rack.docker, "ensure_engine", lambda: pytest.fail("Docker was touched"))
     assert cli.main(["lab", "up", "--kubernetes"]) == 64
     assert "make lab-k8s" in capsys.readouterr().err
+
+
+def test_the_lab_verb_comes_from_the_gpurack_lab_entry_point() -> None:
+    from gpurack_lab import cli as lab_cli
+
+    assert lab_cli in cli.command_modules()
+    assert "lab" in cli.build_parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
