@@ -1,6 +1,6 @@
 """Lab benchmark: cold and warm `gpurack lab up`, preflight and prepare wall times for 2 and 4 workers.
 
-    .venv/bin/python benchmarks/bench_lab.py [--workers 2 4] [--profile hgx-h100x8-ib] [--no-cold]
+    .venv/bin/python lab/benchmarks/bench_lab.py [--workers 2 4] [--profile hgx-h100x8-ib] [--no-cold]
 
 Needs root and Docker (like `gpurack lab up`). Prints a Markdown table; asserts nothing.
 Cold builds the node image from scratch under a throwaway repository name
@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 GPURACK = ROOT / ".venv" / "bin" / "gpurack"
 
 
@@ -38,7 +38,7 @@ def timed(argv: list[str], env: dict[str, str], ok: tuple[int, ...] = (0,)) -> f
 
 def timed_prepare(env: dict[str, str]) -> tuple[float, int]:
     """Run prepare on the lab; return its wall time and the changed tasks summed over hosts."""
-    argv = [str(GPURACK), "run", "prepare", "-i", str(ROOT / "inventory" / "lab"), "--no-record", "--json"]
+    argv = [str(GPURACK), "run", "prepare", "-i", str(ROOT / "lab" / "inventory"), "--no-record", "--json"]
     start = time.monotonic()
     done = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
     took = time.monotonic() - start
@@ -74,7 +74,7 @@ def main() -> int:
     for workers in args.workers:
         up_n = ["lab", "up", "--workers", str(workers), "--profile", args.profile]
         rows.append((f"lab up, warm, 1 cp + {workers} workers", f"{timed(up_n, env):.1f} s"))
-        preflight = timed(["run", "preflight", "-i", str(ROOT / "inventory" / "lab"), "--no-record"], env)
+        preflight = timed(["run", "preflight", "-i", str(ROOT / "lab" / "inventory"), "--no-record"], env)
         rows.append((f"preflight, {workers} workers ({args.profile})", f"{preflight:.1f} s"))
         for attempt in ("converge", "re-run"):
             prepare, changed = timed_prepare(env)

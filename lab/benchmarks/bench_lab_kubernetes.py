@@ -1,6 +1,6 @@
 """Lab Kubernetes benchmark: `lab up --kubernetes`, then `gpurack run site` twice, for 2 and 4 workers.
 
-    .venv/bin/python benchmarks/bench_lab_kubernetes.py [--workers 2 4]
+    .venv/bin/python lab/benchmarks/bench_lab_kubernetes.py [--workers 2 4]
 
 Needs root, Docker and the offline build (`make lab-k8s`; its cold time is printed by the
 build itself, docs/lab-kubernetes.md). Workers alternate the h200x1 and hgx-h100x8-ib
@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 GPURACK = ROOT / ".venv" / "bin" / "gpurack"
 PROFILES = ("h200x1", "hgx-h100x8-ib")
 
@@ -44,7 +44,7 @@ def main() -> int:
                       text=True, check=False).stdout.strip():  # fmt: skip
         sys.exit("bench: a lab is up; run 'gpurack lab down' first")
     rows: list[tuple[str, str]] = []
-    site = ["run", "site", "-i", str(ROOT / "inventory" / "lab"), "--no-record", "--json"]
+    site = ["run", "site", "-i", str(ROOT / "lab" / "inventory"), "--no-record", "--json"]
     for workers in args.workers:
         profiles = [arg for i in range(workers) for arg in ("--profile", PROFILES[i % 2])]
         took, _ = gpurack(["lab", "up", "--kubernetes", "--workers", str(workers), *profiles], env)
