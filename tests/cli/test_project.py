@@ -100,3 +100,9 @@ def test_outside_a_checkout_the_collection_comes_from_ansibles_paths(
         installed / "ansible_collections" / "gpurack" / "bootstrap" / "playbooks" / "preflight.yml"
     )
     assert collection.find_playbook("site", None) is None
+
+
+def test_a_checkout_falls_back_to_its_own_collection(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("ANSIBLE_COLLECTIONS_PATH", str(tmp_path / "empty"))
+    assert collection.collections_paths(REPO) == [tmp_path / "empty", REPO / ".collections"]
+    assert collection.find(REPO) == REPO / ".collections"

@@ -31,15 +31,16 @@ def _importable() -> bool:
 def collections_paths(checkout: Path | None) -> list[Path]:
     """Where Ansible looks for collections, in its order of precedence.
 
-    $ANSIBLE_COLLECTIONS_PATH first (as for ansible-playbook), then the checkout's ansible.cfg,
-    or outside a checkout Ansible's configured paths (its ansible.cfg lookup and defaults).
+    $ANSIBLE_COLLECTIONS_PATH first (as for ansible-playbook); in a checkout then its
+    ansible.cfg's paths; outside one, without the variable, Ansible's configured paths (its
+    ansible.cfg lookup and defaults).
     """
-    for key in _ENV_KEYS:
-        value = os.environ.get(key)
-        if value:
-            return _split(value, Path.cwd())
+    env = next((os.environ[key] for key in _ENV_KEYS if os.environ.get(key)), None)
+    paths = [] if env is None else _split(env, Path.cwd())
     if checkout is not None:
-        return _from_cfg(checkout / "ansible.cfg")
+        return [*paths, *_from_cfg(checkout / "ansible.cfg")]
+    if paths:
+        return paths
     # Imported on use: ansible-core's configuration takes a few hundred milliseconds to load.
     import ansible.constants  # noqa: PLC0415
 
