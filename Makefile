@@ -6,7 +6,7 @@ SHELL := /bin/bash
 PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-$(shell cat pyproject.toml requirements/constraints.txt | sha256sum | cut -c1-16)
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml lab/pyproject.toml requirements/constraints.txt | sha256sum | cut -c1-16)
 POOL ?= inventory/example/group_vars/h200_inference/expect.yml
 CAPTURE ?= .gpurack/capture-local
 # Unit tests run on every core (pytest-xdist); PYTEST_WORKERS=0 runs them in one process.
@@ -16,7 +16,7 @@ LAB_PROFILES ?= --profile hgx-h100x8-ib --profile h200x1
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: help setup run lab-down validate-local lab-k8s lab-k8s-verify lab-k8s-test test lint unit syntax molecule bench-molecule lab-test bench-lab bench-lab-k8s bench-inventory clean
+.PHONY: help setup run lab-down validate-local lab-k8s lab-k8s-verify lab-k8s-test test lint unit syntax install-check molecule bench-molecule lab-test bench-lab bench-lab-k8s bench-inventory clean
 
 help: ## List targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -29,7 +29,7 @@ $(STAMP):
 
 run: setup lab-k8s ## Main job: lab rack (1 control plane, 2 workers replaying real GPU servers) + site.yml = a Ready cluster
 	$(BIN)/gpurack lab up --workers 2 $(LAB_PROFILES) --kubernetes
-	$(BIN)/gpurack run site -i inventory/lab
+	$(BIN)/gpurack run site -i lab/inventory
 	$(BIN)/gpurack lab status
 
 lab-down: setup ## Remove the lab rack: containers, network, loop disks, keys, generated inventory
@@ -40,24 +40,27 @@ validate-local: setup ## Capture this machine and validate it against an example
 	$(BIN)/gpurack validate --from-capture $(CAPTURE) --expect $(POOL)
 
 # The stages of `make test`, in order; tools/run-stages.sh times each and ends with a table.
-TEST_STAGES ?= lint unit lab-k8s molecule lab-test lab-k8s-test
+TEST_STAGES ?= lint unit install-check lab-k8s molecule lab-test lab-k8s-test
 
-test: setup ## Every test: linters, syntax, unit, CLI, DB, Molecule, lab, lab Kubernetes (a table of stage seconds at the end)
+test: setup ## Every test: linters, syntax, unit, CLI, DB, wheel + tarball outside the checkout, Molecule, lab, lab Kubernetes (a table of stage seconds at the end)
 	tools/run-stages.sh $(TEST_STAGES)
 
 lint: setup syntax ## ruff, mypy, import contracts, yamllint, ansible-lint (production profile)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
-	$(BIN)/lint-imports
+	PYTHONPATH=$(CURDIR)/.collections $(BIN)/lint-imports
 	$(BIN)/yamllint -s .
 	$(BIN)/ansible-lint --offline -q
 
 syntax: setup ## ansible-playbook --syntax-check on every playbook
-	for p in playbooks/*.yml; do $(BIN)/ansible-playbook -i localhost, --syntax-check "$$p" >/dev/null; echo "syntax ok: $$p"; done
+	for p in playbooks/*.yml lab/playbooks/*.yml; do $(BIN)/ansible-playbook -i localhost, --syntax-check "$$p" >/dev/null; echo "syntax ok: $$p"; done
 
 unit: setup ## pytest: parsers, checks, filters, modules, CLI
 	$(BIN)/pytest -n $(PYTEST_WORKERS)
+
+install-check: setup ## The wheel and the collection tarball in a fresh venv outside the checkout: facts --from-capture, preflight --syntax-check
+	tools/check-install.sh
 
 molecule: setup ## Every role's Molecule scenario: converge, idempotence, verify, --check --diff
 	tools/molecule.sh
@@ -65,25 +68,25 @@ molecule: setup ## Every role's Molecule scenario: converge, idempotence, verify
 bench-molecule: molecule ## Converge and idempotent re-run time per scenario (printed by molecule)
 
 lab-test: setup ## End-to-end: a Docker lab rack (1 control plane + 2 workers), preflight, teardown
-	$(BIN)/pytest tests/lab -m lab
+	$(BIN)/pytest lab/tests -m lab
 
 lab-k8s-test: lab-k8s ## End-to-end on Kubernetes: lab up --kubernetes, site.yml, the cluster through the kubernetes client
-	$(BIN)/pytest tests/lab -m kubernetes
+	$(BIN)/pytest lab/tests -m kubernetes
 
 bench-lab: setup ## Print lab up (cold/warm) and preflight wall times for 2 and 4 workers
-	$(BIN)/python benchmarks/bench_lab.py
+	$(BIN)/python lab/benchmarks/bench_lab.py
 
 bench-lab-k8s: lab-k8s ## Print lab up --kubernetes and site (first run, re-run) wall times for 2 and 4 workers
-	$(BIN)/python benchmarks/bench_lab_kubernetes.py
+	$(BIN)/python lab/benchmarks/bench_lab_kubernetes.py
 
 bench-inventory: setup ## Record 1,000 synthetic nodes and diff them all, printing the figures
 	$(BIN)/python benchmarks/bench_inventory.py
 
 lab-k8s: setup ## Build Kubernetes v1.36.3, etcd, containerd, runc, CNI, crictl, helm, CoreDNS and images offline (cached)
-	tools/k8s-build/build.sh
+	lab/k8s-build/build.sh
 
 lab-k8s-verify: lab-k8s ## Import the built images into a private containerd and run pause with our runc
-	tools/k8s-build/verify.sh
+	lab/k8s-build/verify.sh
 
 clean: ## Remove the virtual environment and caches (keeps inventory DB)
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

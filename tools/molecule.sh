@@ -141,7 +141,7 @@ else
 fi
 
 ensure_dockerd
-tools/images/build-node-image.sh
+lab/images/build-node-image.sh
 
 for s in "${SCENARIOS[@]}"; do
   [[ -f molecule/$s/molecule.yml ]] || die "no scenario molecule/$s"

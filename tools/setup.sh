@@ -37,9 +37,10 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 
 [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
-"$venv/bin/python" -m pip install --quiet -c requirements/constraints.txt -e '.[dev]'
-# Make `ansible_collections.gpurack.bootstrap` importable for the driver and the tests: the
-# repository root is the collection, linked from .collections (see ansible.cfg).
+# The driver, and the lab (lab/, its own distribution gpurack-lab: `gpurack lab` comes
+# from its entry point). No .pth file: the driver finds the collection itself, in a checkout
+# through ansible.cfg's ./.collections, elsewhere through Ansible's collections paths.
+"$venv/bin/python" -m pip install --quiet -c requirements/constraints.txt -e '.[dev]' -e ./lab
 site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-echo "$PWD/.collections" > "$site/gpurack-collection.pth"
+rm -f "$site/gpurack-collection.pth"   # left by earlier set-ups; it made the checkout shadow installs
 echo "setup: $venv ready ($("$venv/bin/ansible" --version | head -1))"

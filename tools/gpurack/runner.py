@@ -30,7 +30,7 @@ _HOST_EVENTS: dict[str, EventKind] = {
 class RunRequest:
     """What to run: a playbook against an inventory, with ansible-playbook's usual options."""
 
-    playbook: Path
+    playbook: Path | str  # a file, or an installed collection's FQCN (gpurack.bootstrap.site)
     inventory: Path
     limit: str | None = None
     check: bool = False
@@ -92,7 +92,7 @@ def run_playbook(request: RunRequest, runs_dir: Path, on_event: OnEvent | None =
         private_data_dir=str(private_dir),
         playbook=str(request.playbook),
         inventory=str(request.inventory),
-        project_dir=str(project.project_root()),
+        project_dir=_project_dir(),
         envvars=_envvars(),
         limit=request.limit,
         tags=request.tags,
@@ -118,11 +118,22 @@ def _new_run_dir(runs_dir: Path) -> Path:
     raise UsageError(f"cannot create a run folder under {runs_dir}")
 
 
+def _project_dir() -> str | None:
+    """The checkout as ansible-playbook's working folder; None outside one (ansible-runner's own)."""
+    root = project.find_checkout()
+    return None if root is None else str(root)
+
+
 def _envvars() -> dict[str, str]:
-    """Environment for ansible-playbook: the project's ansible.cfg and this interpreter's tools first."""
+    """Environment for ansible-playbook: the checkout's ansible.cfg (outside one, Ansible's own
+    lookup) and this interpreter's tools first."""
     # The console script may run without the venv activated; ansible-playbook must be the venv's.
     path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
-    return {"ANSIBLE_CONFIG": str(project.ansible_config()), "PATH": path, "ANSIBLE_NOCOLOR": "1"}
+    env = {"PATH": path, "ANSIBLE_NOCOLOR": "1"}
+    config = project.ansible_config()
+    if config is not None:
+        env["ANSIBLE_CONFIG"] = str(config)
+    return env
 
 
 def _cmdline(request: RunRequest) -> str | None:

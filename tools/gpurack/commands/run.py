@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from gpurack import harvest, project, render, runner
 from gpurack.commands import Subparsers
@@ -53,5 +54,5 @@ def handle(args: argparse.Namespace) -> int:
         result = runner.run_playbook(request, runs_dir, render.task_event)
         render.run_recap(result)
     if not args.no_record:
-        harvest.record_run(result.artifact_dir, request.playbook.name, result.status, args.db)
+        harvest.record_run(result.artifact_dir, Path(request.playbook).name, result.status, args.db)
     return result.exit_code

@@ -1,0 +1,372 @@
+"""Bring the lab rack up and down: engine, image, network, containers, disks, profiles, inventory."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from gpurack.errors import ExitCode, GpurackError, UsageError
+
+from gpurack_lab import disks, docker, faults, inventory_writer, lab_kubernetes, profiles, shims
+from gpurack_lab.paths import inventory_dir, node_image_script
+from gpurack_lab.state import (
+    CONTROL_PLANE,
+    GATEWAY,
+    MAX_WORKERS,
+    MEMORY,
+    NETWORK,
+    SUBNET,
+    LabHost,
+    LabState,
+    host_ip,
+    lab_dir,
+    load,
+    save,
+    worker_name,
+)
+
+Step = Callable[[str], None]
+Planned = tuple[LabHost, profiles.Profile, tuple[faults.Fault, ...]]
+SSH_WAIT_S = 120.0
+KEY_NAME = "id_ed25519"
+CONTROL_PLANE_PROFILE = "cpu-only"
+
+
+class LabError(GpurackError):
+    """The lab could not be brought up or inspected."""
+
+    code = ExitCode.FAILED
+
+
+@dataclass(frozen=True, slots=True)
+class UpResult:
+    """What `lab up` did: the lab, whether it was already up, and where the time went."""
+
+    state: LabState
+    already_up: bool
+    engine: str = "running"
+    image_cached: bool = True
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class HostStatus:
+    """One lab host as recorded and as Docker sees it now."""
+
+    host: LabHost
+    state: str  # running | exited | missing
+
+
+@dataclass(frozen=True, slots=True)
+class DownResult:
+    """What `lab down` removed."""
+
+    containers: tuple[str, ...]
+    network: bool
+    loops: tuple[str, ...]
+    images: tuple[str, ...]
+
+
+def state_file() -> Path:
+    """lab.json in the lab state folder."""
+    return lab_dir() / "lab.json"
+
+
+def hosts_file() -> Path:
+    """The generated lab/inventory/hosts.yml."""
+    return inventory_dir() / "hosts.yml"
+
+
+def build_script() -> Path:
+    """lab/images/build-node-image.sh in the checkout."""
+    return node_image_script()
+
+
+def plan(
+    workers: int, profile_specs: Sequence[str], fault_specs: Sequence[str]
+) -> list[tuple[LabHost, profiles.Profile, tuple[faults.Fault, ...]]]:
+    """The hosts a `lab up` would create, checked before anything starts.
+
+    Raises:
+        UsageError: bad worker count, profile or fault, or a fault on a host the lab lacks.
+    """
+    if not 1 <= workers <= MAX_WORKERS:
+        raise UsageError(f"--workers must be between 1 and {MAX_WORKERS}, got {workers}")
+    assigned = profiles.assign(list(profile_specs), workers)
+    parsed = [faults.parse_fault(s) for s in fault_specs]
+    names = {worker_name(i + 1) for i in range(workers)}
+    for fault in parsed:
+        if fault.host not in names:
+            raise UsageError(f"fault {fault}: no worker {fault.host} (workers: {', '.join(sorted(names))})")
+    cp_profile = profiles.resolve(CONTROL_PLANE_PROFILE)
+    cp_host = LabHost(CONTROL_PLANE, "control_plane", host_ip(0), cp_profile.name, cp_profile.group)
+    hosts: list[Planned] = [(cp_host, cp_profile, ())]
+    for i, profile in enumerate(assigned):
+        name = worker_name(i + 1)
+        own = tuple(f for f in parsed if f.host == name)
+        if own:
+            _try_faults(profile, own)
+        host = LabHost(
+            name, "worker", host_ip(i + 1), profile.name, profile.group, tuple(str(f) for f in own)
+        )
+        hosts.append((host, profile, own))
+    return hosts
+
+
+def _try_faults(profile: profiles.Profile, own: tuple[faults.Fault, ...]) -> None:
+    """Apply faults to a scratch copy of the profile, so one that does not apply stops `up` early.
+
+    Raises:
+        FaultError: the profile lacks what the fault breaks.
+    """
+    with tempfile.TemporaryDirectory(prefix="gpurack-lab-") as scratch:
+        copy = profiles.assemble(
+            profile, Path(scratch) / "p", "ID=debian\n", "Linux lab 6.1.0 #1 SMP x86_64\n"
+        )
+        for fault in own:
+            faults.apply(fault, copy)
+
+
+def up(
+    workers: int,
+    profile_specs: Sequence[str],
+    fault_specs: Sequence[str],
+    step: Step,
+    *,
+    kubernetes: bool = False,
+) -> UpResult:
+    """Start the lab, grow a running one by the workers it lacks, or report it unchanged.
+
+    With `kubernetes`, or on a lab that already has it, the offline Kubernetes build is
+    installed on every node (lab/playbooks/lab_kubernetes.yml) after the containers are up.
+
+    Raises:
+        UsageError: bad arguments, a half-built lab in the way, or a change a running lab cannot take.
+        LabError, DockerError, DiskError: a step failed; containers started by this call are removed.
+    """
+    started = time.monotonic()
+    planned = plan(workers, profile_specs, fault_specs)
+    existing = load(state_file())
+    if existing is not None:
+        return _update(existing, planned, step, kubernetes, started)
+    if kubernetes:
+        lab_kubernetes.require_build()
+    step("Docker engine")
+    engine = docker.ensure_engine()
+    leftovers = [c.name for c in docker.lab_containers()]
+    if leftovers:
+        raise UsageError(f"lab containers without lab state: {', '.join(leftovers)}; run 'gpurack lab down'")
+    step("node image")
+    image, cached = docker.ensure_image(build_script())
+    root = lab_dir()
+    root.mkdir(parents=True, exist_ok=True)
+    step("SSH key")
+    key = _keypair(root)
+    step(f"network {NETWORK} ({SUBNET})")
+    docker.remove_network(NETWORK)
+    docker.create_network(NETWORK, SUBNET, GATEWAY)
+    try:
+        state = _start(LabState(image, NETWORK, SUBNET, str(key), (), kubernetes), planned, step)
+    except BaseException:
+        teardown(purge=False)
+        raise
+    if kubernetes:
+        lab_kubernetes.install(step)
+    return UpResult(state, False, engine, cached, time.monotonic() - started)
+
+
+def _update(
+    existing: LabState, planned: list[Planned], step: Step, kubernetes: bool, started: float
+) -> UpResult:
+    """`lab up` on a running lab: add the workers it lacks and/or Kubernetes, else change nothing."""
+    statuses = status(existing)
+    if not all(s.state == "running" for s in statuses):
+        broken = ", ".join(f"{s.host.name} {s.state}" for s in statuses if s.state != "running")
+        raise UsageError(f"the lab is partly up ({broken}); run 'gpurack lab down' first")
+    new = _growth(existing, planned)
+    wants_kubernetes = kubernetes or existing.kubernetes
+    if not new and wants_kubernetes == existing.kubernetes:
+        return UpResult(existing, already_up=True)
+    if wants_kubernetes:
+        lab_kubernetes.require_build()
+    state = replace(existing, kubernetes=wants_kubernetes)
+    if new:
+        try:
+            state = _start(state, new, step)
+        except BaseException:
+            _remove_hosts([h for h, _, _ in new])
+            save(existing, state_file())
+            inventory_writer.write(existing, hosts_file())
+            raise
+    else:
+        save(state, state_file())
+        inventory_writer.write(state, hosts_file())
+    if wants_kubernetes:
+        lab_kubernetes.install(step)
+    return UpResult(state, False, seconds=time.monotonic() - started)
+
+
+def _growth(existing: LabState, planned: list[Planned]) -> list[Planned]:
+    """The planned hosts a running lab lacks; the hosts it has must be planned unchanged.
+
+    Raises:
+        UsageError: the plan drops a host or gives a running one another profile or faults.
+    """
+    running = {h.name: h for h in existing.hosts}
+    for host, _, _ in planned:
+        have = running.get(host.name)
+        if have is not None and (have.profile, have.faults) != (host.profile, host.faults):
+            raise UsageError(
+                f"{host.name} runs profile {have.profile} with faults {list(have.faults)}, "
+                f"not {host.profile} with {list(host.faults)}; run 'gpurack lab down' first to change it"
+            )
+    dropped = sorted(set(running) - {h.name for h, _, _ in planned})
+    if dropped:
+        raise UsageError(
+            f"the lab runs {', '.join(dropped)} too; a running lab only grows "
+            "('gpurack lab down' to shrink it)"
+        )
+    return [p for p in planned if p[0].name not in running]
+
+
+def _remove_hosts(hosts: Sequence[LabHost]) -> None:
+    """Remove containers and disks of hosts a failed grow started."""
+    for host in hosts:
+        docker.remove_container(host.name)
+        disks.detach_under(lab_dir() / "hosts" / host.name)
+
+
+def _start(state: LabState, planned: list[Planned], step: Step) -> LabState:
+    """Start the planned hosts beside the lab's, provision them, write state and inventory."""
+    root = lab_dir()
+    key = Path(state.key)
+    hosts: list[LabHost] = []
+    for host, _, _ in planned:
+        step(f"start {host.name}")
+        attached: tuple[disks.Disk, ...] = ()
+        if host.role == "worker":
+            attached = tuple(disks.create(root / "hosts" / host.name / "disks"))
+        docker.run_container(
+            host.name,
+            state.image,
+            network=state.network,
+            ip=host.ip,
+            memory=MEMORY,
+            devices=[(d.loop, d.device) for d in attached],
+        )
+        hosts.append(LabHost(host.name, host.role, host.ip, host.profile, host.group, host.faults, attached))
+        # Saved after each container, so `lab down` finds everything even if up is killed.
+        state = replace(state, hosts=(*state.hosts, hosts[-1]))
+        save(state, state_file())
+    for (_, profile, own_faults), host in zip(planned, hosts, strict=True):
+        step(f"profile {profile.name} on {host.name}")
+        _provision(host, profile, own_faults, key, root)
+    for host in hosts:
+        step(f"SSH to {host.name}")
+        _wait_ssh(host, key)
+    step("inventory")
+    inventory_writer.write(state, hosts_file())
+    return state
+
+
+def _keypair(root: Path) -> Path:
+    key = root / KEY_NAME
+    if not key.exists():
+        done = subprocess.run(
+            ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "gpurack-lab", "-f", str(key)],
+            capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        if done.returncode != 0:
+            raise LabError(f"ssh-keygen failed: {done.stderr.strip()}")
+    return key
+
+
+def _provision(
+    host: LabHost, profile: profiles.Profile, own: tuple[faults.Fault, ...], key: Path, root: Path
+) -> None:
+    """Authorize the key, copy the (faulted) profile and the shims into the container."""
+    name = host.name
+    docker.exec_in(name, ["mkdir", "-p", "-m", "700", "/root/.ssh"])
+    docker.exec_in(
+        name, ["mkdir", "-p", profiles.CONTAINER_PROFILE_DIR, str(Path(shims.CONTAINER_REPLAY).parent)]
+    )
+    docker.copy_into(name, key.with_suffix(".pub"), "/root/.ssh/authorized_keys")
+    docker.exec_in(name, ["chmod", "600", "/root/.ssh/authorized_keys"])
+    os_release = docker.exec_in(name, ["cat", "/etc/os-release"]).stdout
+    uname = docker.exec_in(name, ["uname", "-a"]).stdout
+    local = profiles.assemble(profile, root / "hosts" / name / "profile", os_release, uname)
+    for fault in own:
+        faults.apply(fault, local)
+    manifest = shims.build_manifest(local, profiles.CONTAINER_PROFILE_DIR)
+    manifest_file = local.parent / "manifest.json"
+    manifest_file.write_text(json.dumps(manifest, indent=2) + "\n")
+    docker.copy_into(name, local, profiles.CONTAINER_PROFILE_DIR)
+    docker.copy_into(name, manifest_file, shims.CONTAINER_MANIFEST)
+    docker.copy_into(name, shims.REPLAY_SCRIPT, shims.CONTAINER_REPLAY)
+    docker.exec_in(name, ["chmod", "755", shims.CONTAINER_REPLAY])
+    for tool in shims.installed_tools(manifest):
+        docker.exec_in(name, ["ln", "-sf", shims.CONTAINER_REPLAY, f"{shims.CONTAINER_BIN}/{tool}"])
+
+
+def ssh_argv(host: LabHost, key: str, command: Sequence[str] = (), *, batch: bool = False) -> list[str]:
+    """The ssh command line that reaches a lab host as root with the lab key."""
+    argv = ["ssh", "-i", key, "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
+            "-o", "LogLevel=ERROR", "-o", "ConnectTimeout=5"]  # fmt: skip
+    if batch:
+        argv += ["-o", "BatchMode=yes"]
+    return [*argv, f"root@{host.ip}", *command]
+
+
+def _wait_ssh(host: LabHost, key: Path) -> None:
+    deadline = time.monotonic() + SSH_WAIT_S
+    last = ""
+    while time.monotonic() < deadline:
+        done = subprocess.run(
+            ssh_argv(host, str(key), ["true"], batch=True),
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=30,
+        )
+        if done.returncode == 0:
+            return
+        last = done.stderr.strip()
+        time.sleep(1)
+    raise LabError(f"{host.name} ({host.ip}) did not accept SSH within {SSH_WAIT_S:.0f} s: {last}")
+
+
+def status(state: LabState) -> list[HostStatus]:
+    """Each recorded host with its container's state now."""
+    seen = {c.name: c for c in docker.lab_containers()}
+    return [HostStatus(h, seen[h.name].state if h.name in seen else "missing") for h in state.hosts]
+
+
+def teardown(purge: bool) -> DownResult:
+    """Remove everything the lab made: containers, network, loops, state folder, hosts.yml.
+
+    Only objects carrying the lab label and loops backed by files in the lab folder are
+    touched. With purge, the node image too, unless a container still uses it.
+
+    Raises:
+        DockerError, DiskError: something could not be removed (the rest still is).
+    """
+    containers = tuple(c.name for c in docker.lab_containers()) if docker.engine_ready() else ()
+    for name in containers:
+        docker.remove_container(name)
+    network = docker.engine_ready() and docker.network_exists(NETWORK)
+    if network:
+        docker.remove_network(NETWORK)
+    root = lab_dir()
+    loops = tuple(disks.detach_under(root))
+    shutil.rmtree(root, ignore_errors=True)
+    hosts_file().unlink(missing_ok=True)
+    images: tuple[str, ...] = ()
+    if purge and docker.engine_ready():
+        images = tuple(docker.purge_image(docker.image_tag(build_script())))
+    return DownResult(containers, network, loops, images)

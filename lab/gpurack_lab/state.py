@@ -1,0 +1,96 @@
+"""What a running lab is made of, kept as lab.json in the lab state dir for status and down."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from gpurack.errors import NotAssessedError
+from gpurack.project import state_dir
+
+from gpurack_lab.disks import Disk
+
+NETWORK = "lab-net"
+SUBNET = "172.30.42.0/24"
+GATEWAY = "172.30.42.1"
+CONTROL_PLANE = "lab-cp1"
+MEMORY = "3g"  # 1 control plane + 3 workers fit the 24 GiB build machines with room to spare
+MAX_WORKERS = 16
+
+
+def lab_dir() -> Path:
+    """The lab's state folder: keys, disk files, assembled profiles, lab.json."""
+    return state_dir() / "lab"
+
+
+def host_ip(index: int) -> str:
+    """Fixed addresses: .10 for the control plane (index 0), .11.. for workers."""
+    return f"{GATEWAY.rsplit('.', 1)[0]}.{10 + index}"
+
+
+def worker_name(number: int) -> str:
+    """lab-w1, lab-w2, ..."""
+    return f"lab-w{number}"
+
+
+@dataclass(frozen=True, slots=True)
+class LabHost:
+    """One lab container: its role, address, profile (and its pool group), faults and disks."""
+
+    name: str
+    role: Literal["control_plane", "worker"]
+    ip: str
+    profile: str
+    group: str
+    faults: tuple[str, ...] = ()
+    disks: tuple[Disk, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class LabState:
+    """The whole lab: image, network, key and hosts."""
+
+    image: str
+    network: str
+    subnet: str
+    key: str
+    hosts: tuple[LabHost, ...] = field(default_factory=tuple)
+    # Kubernetes from the offline build was installed (`lab up --kubernetes`).
+    kubernetes: bool = False
+
+    @property
+    def workers(self) -> tuple[LabHost, ...]:
+        return tuple(h for h in self.hosts if h.role == "worker")
+
+    def host(self, name: str) -> LabHost | None:
+        """The host of that name, None when the lab has none."""
+        return next((h for h in self.hosts if h.name == name), None)
+
+
+def save(state: LabState, path: Path) -> None:
+    """Write lab.json."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(asdict(state), indent=2) + "\n")
+
+
+def load(path: Path) -> LabState | None:
+    """Read lab.json; None when there is no lab.
+
+    Raises:
+        NotAssessedError: the file is unreadable.
+    """
+    if not path.is_file():
+        return None
+    try:
+        raw: dict[str, Any] = json.loads(path.read_text())
+        hosts = tuple(
+            LabHost(**{**h, "faults": tuple(h["faults"]), "disks": tuple(Disk(**d) for d in h["disks"])})
+            for h in raw.pop("hosts")
+        )
+        return LabState(**raw, hosts=hosts)
+    except (OSError, ValueError, TypeError, KeyError) as exc:
+        raise NotAssessedError(
+            f"lab state {path} is unreadable ({exc}); remove it after 'docker ps'"
+        ) from exc

@@ -1,0 +1,403 @@
+#!/usr/bin/env bash
+# Offline Kubernetes for the gpurack lab: build the Kubernetes, etcd, containerd, runc,
+# crictl, CNI plugin, helm and CoreDNS binaries from the Go module proxy at the versions
+# pinned in versions.env, and make the control-plane images as OCI archives that
+# `ctr -n k8s.io images import` loads without any registry.
+#
+# Usage:
+#   lab/k8s-build/build.sh                 build what is missing (`make lab-k8s`)
+#   lab/k8s-build/build.sh --only NAME...  build only these components (e.g. kubeadm helm)
+#   lab/k8s-build/build.sh --update [DIR]  regenerate the wrapper go.mod/go.sum files
+#                                            from versions.env (needs the module proxy)
+#   lab/k8s-build/build.sh --print-dir     print the cache directory and exit
+#   lab/k8s-build/build.sh --list          list the components
+#
+# Output: ${GPURACK_K8S_CACHE:-~/.cache/gpurack/k8s}/<hash>/ with bin/, images/,
+# BUILD-TIMES.txt, MANIFEST.txt, logs/, FAILED.txt (only if something failed); `current`
+# points at the newest. <hash> covers versions.env, the wrapper go.mod/go.sum files, the
+# build recipe below, the pause source and the Go version (contents only, never this
+# folder's path, so moving it rebuilds nothing), so a change to any of them
+# builds into a fresh directory and an unchanged tree is an instant no-op. An image is
+# remade (seconds) when mkimage.py, its line in IMAGES or its binary changes.
+#
+# GPURACK_K8S_PRUNE=1 deletes the Go module and build caches after a successful build.
+# Good neighbour: every compile runs under `nice -n ${NICE:-15}` with -p=2, one component
+# at a time. Docs: docs/lab-kubernetes.md.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=versions.env
+source "$HERE/versions.env"
+
+if ! command -v go >/dev/null && [[ -x /usr/local/go/bin/go ]]; then
+  export PATH=/usr/local/go/bin:$PATH
+fi
+command -v go >/dev/null || { echo "k8s-build: go is not installed" >&2; exit 64; }
+# Host files the kube-proxy image carries (Debian 12's nftables and iptables packages).
+for host_file in /usr/sbin/nft /usr/sbin/xtables-nft-multi; do
+  [[ -x $host_file ]] || {
+    echo "k8s-build: $host_file is missing: apt-get install nftables iptables (make setup does)" >&2
+    exit 64
+  }
+done
+
+CACHE_ROOT=${GPURACK_K8S_CACHE:-$HOME/.cache/gpurack/k8s}
+NICE=${NICE:-15}
+# Go's caches live under the cache root too, so a cold build is really cold and the
+# whole footprint is in one place. -modcacherw keeps `rm -rf` working on the module cache.
+export GOMODCACHE=${GPURACK_K8S_GOMODCACHE:-$CACHE_ROOT/gomod}
+export GOCACHE=${GPURACK_K8S_GOCACHE:-$CACHE_ROOT/go-build}
+export GOFLAGS="-p=2 -trimpath -buildvcs=false -mod=readonly -modcacherw"
+export GOTOOLCHAIN=local
+export GOWORK=off
+
+KUBE_MAJOR=${KUBERNETES_VERSION#v}; KUBE_MAJOR=${KUBE_MAJOR%%.*}
+KUBE_MINOR=${KUBERNETES_VERSION#v*.}; KUBE_MINOR=${KUBE_MINOR%%.*}
+STAGING_VERSION=v0.${KUBERNETES_VERSION#v*.}          # v1.36.3 -> v0.36.3
+# helm's lint/chartutil default Kubernetes version follows the client-go it builds with
+# (v0.35.x -> 1.35), as helm's Makefile does.
+HELM_K8S_MAJOR=1 HELM_K8S_MINOR=0
+if [[ -f $HERE/helm/go.mod ]]; then
+  HELM_K8S_MINOR=$(awk '$1=="k8s.io/client-go"{split($2, v, "."); print v[2]; exit}' "$HERE/helm/go.mod")
+fi
+
+kube_ldflags() {
+  local pkg out="-s -w"
+  for pkg in k8s.io/client-go/pkg/version k8s.io/component-base/version; do
+    out+=" -X $pkg.gitVersion=$KUBERNETES_VERSION -X $pkg.gitMajor=$KUBE_MAJOR"
+    out+=" -X $pkg.gitMinor=$KUBE_MINOR -X $pkg.gitTreeState=clean"
+    out+=" -X $pkg.buildDate=$KUBERNETES_BUILD_DATE"
+    [[ -n ${KUBERNETES_GIT_COMMIT:-} ]] && out+=" -X $pkg.gitCommit=$KUBERNETES_GIT_COMMIT"
+  done
+  echo "$out"
+}
+CTRD=github.com/containerd/containerd/v2
+CTRD_LDFLAGS="-s -w -X $CTRD/version.Version=$CONTAINERD_VERSION -X $CTRD/version.Package=$CTRD"
+CTRD_TAGS="urfave_cli_no_docs no_btrfs netgo osusergo"
+
+# ---------------------------------------------------------------------------------------
+# The recipe: one line per component, in build order.
+#   name | wrapper module dir | CGO_ENABLED | build tags | ldflags | package(s) | go build flags
+# Several packages in one line build into one component (the CNI plugins). Version
+# ldflags follow each upstream's Makefile; commit ids are left out (the module proxy
+# does not carry them, and a made-up one would lie).
+# `optional` components may fail without failing the run (they are reported, not faked).
+RECIPE=(
+  "pause|pause|0||-s -w -X main.version=$PAUSE_VERSION|gpurack.lab/k8s-build/pause"
+  "kubeadm|kubernetes|0||$(kube_ldflags)|k8s.io/kubernetes/cmd/kubeadm"
+  "kubelet|kubernetes|0||$(kube_ldflags)|k8s.io/kubernetes/cmd/kubelet"
+  "kubectl|kubernetes|0||$(kube_ldflags)|k8s.io/kubernetes/cmd/kubectl"
+  "kube-apiserver|kubernetes|0||$(kube_ldflags)|k8s.io/kubernetes/cmd/kube-apiserver"
+  "kube-controller-manager|kubernetes|0||$(kube_ldflags)|k8s.io/kubernetes/cmd/kube-controller-manager"
+  "kube-scheduler|kubernetes|0||$(kube_ldflags)|k8s.io/kubernetes/cmd/kube-scheduler"
+  "kube-proxy|kubernetes|0||$(kube_ldflags)|k8s.io/kubernetes/cmd/kube-proxy"
+  "etcd|etcd|0||-s -w|go.etcd.io/etcd/server/v3"
+  "etcdctl|etcd|0||-s -w|go.etcd.io/etcd/etcdctl/v3"
+  "containerd|containerd|0|$CTRD_TAGS|$CTRD_LDFLAGS|$CTRD/cmd/containerd"
+  "containerd-shim-runc-v2|containerd|0|$CTRD_TAGS no_grpc|$CTRD_LDFLAGS|$CTRD/cmd/containerd-shim-runc-v2"
+  "ctr|containerd|0|$CTRD_TAGS|$CTRD_LDFLAGS|$CTRD/cmd/ctr"
+  "runc|runc|1|seccomp urfave_cli_no_docs netgo osusergo|-s -w -linkmode external -extldflags -static-pie|github.com/opencontainers/runc|-buildmode=pie"
+  "crictl|cri-tools|0||-s -w -X sigs.k8s.io/cri-tools/pkg/version.Version=$CRI_TOOLS_VERSION|sigs.k8s.io/cri-tools/cmd/crictl"
+  "cni-plugins|cni-plugins|0||-s -w -X github.com/containernetworking/plugins/pkg/utils/buildversion.BuildVersion=$CNI_PLUGINS_VERSION|github.com/containernetworking/plugins/plugins/main/bridge github.com/containernetworking/plugins/plugins/ipam/host-local github.com/containernetworking/plugins/plugins/main/loopback github.com/containernetworking/plugins/plugins/meta/portmap"
+  "helm|helm|0||-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION -X helm.sh/helm/v3/internal/version.gitTreeState=clean -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=$HELM_K8S_MAJOR -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=$HELM_K8S_MINOR -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=$HELM_K8S_MAJOR -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$HELM_K8S_MINOR|helm.sh/helm/v3/cmd/helm"
+  "coredns|coredns|0||-s -w|github.com/coredns/coredns"
+)
+OPTIONAL=" coredns etcdctl "
+# runc is extra CGO work (libseccomp); per docs/lab-kubernetes.md containerd 2.x wants a
+# newer runc than Debian 12's 1.1.5, so it is built unless RUNC_VERSION is empty.
+[[ -z ${RUNC_VERSION:-} ]] && RECIPE=("${RECIPE[@]/#runc|*/}")
+# binaries the runc build needs besides Go: gcc and libseccomp-dev (static library)
+
+# Images: name | tag | binary | extra mkimage.py arguments. kubeadm names them
+# <imageRepository>/<name>:<tag>; the tags are the ones kubeadm v1.36 asks for.
+IMAGES=(
+  "kube-apiserver|$KUBERNETES_VERSION|kube-apiserver|"
+  "kube-controller-manager|$KUBERNETES_VERSION|kube-controller-manager|"
+  "kube-scheduler|$KUBERNETES_VERSION|kube-scheduler|"
+  "kube-proxy|$KUBERNETES_VERSION|kube-proxy|--host-file /usr/sbin/xtables-nft-multi --host-file /usr/sbin/nft --host-tree /usr/lib/x86_64-linux-gnu/xtables --symlink /usr/sbin/iptables:xtables-nft-multi --symlink /usr/sbin/iptables-save:xtables-nft-multi --symlink /usr/sbin/iptables-restore:xtables-nft-multi --symlink /usr/sbin/ip6tables:xtables-nft-multi --symlink /usr/sbin/ip6tables-save:xtables-nft-multi --symlink /usr/sbin/ip6tables-restore:xtables-nft-multi"
+  "etcd|${ETCD_VERSION#v}-0|etcd|--dir /var/lib/etcd:0700"
+  "pause|$PAUSE_VERSION|pause|"
+  "coredns|$COREDNS_VERSION|coredns|"
+)
+
+# ---------------------------------------------------------------------------------------
+log() { printf '[k8s-build %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
+
+wrapper_dirs() { local l; for l in "${RECIPE[@]}"; do [[ -n $l ]] && cut -d'|' -f2 <<<"$l"; done | sort -u; }
+
+cache_hash() {
+  {
+    cat "$HERE/versions.env" "$HERE/pause/main.go"
+    local d; for d in $(wrapper_dirs); do cat "$HERE/$d/go.mod" "$HERE/$d/go.sum" 2>/dev/null || true; done
+    printf '%s\n' "${RECIPE[@]}" "$GOFLAGS"
+    go version
+  } | sha256sum | cut -c1-16
+}
+
+# --- --update: (re)generate the wrapper modules -----------------------------------------
+gen_header() {  # dir upstream-module version upstream-go.mod-file
+  local dir=$1 mod=$2 ver=$3 upmod=$4 gov
+  gov=$(awk '$1=="go"{print $2; exit}' "$upmod")
+  {
+    echo "// Wrapper module: builds commands of $mod at $ver."
+    # The folder's old name stays in this line: the go.mod files are inputs of <hash>, and
+    # regenerating them unchanged must not move the cache.
+    echo "// Generated by tools/k8s-build/build.sh --update from versions.env; do not edit."
+    echo "module gpurack.lab/k8s-build/$dir"
+    echo
+    echo "go $gov"
+    echo
+    # Keep the GODEBUG defaults the upstream main module builds with.
+    if grep -q '^godebug' "$upmod"; then grep '^godebug' "$upmod"
+    else echo "godebug default=go$(cut -d. -f1,2 <<<"$gov")"; fi
+    echo
+    echo "require $mod $ver"
+  } >"$HERE/$dir/go.mod"
+}
+
+gen_tools() {  # dir
+  local l; for l in "${RECIPE[@]}"; do
+    [[ -n $l && $(cut -d'|' -f2 <<<"$l") == "$1" ]] || continue
+    local p; for p in $(cut -d'|' -f6 <<<"$l"); do echo "tool $p"; done
+  done >>"$HERE/$1/go.mod"
+}
+
+upstream_gomod() { go mod download -json "$1@$2" | sed -n 's/.*"GoMod": "\(.*\)",*/\1/p'; }
+
+update() {
+  local tmp; tmp=$(mktemp -d); trap 'rm -rf "$tmp"' RETURN
+  (cd "$tmp" && go mod init tmp >/dev/null 2>&1
+   export GOFLAGS="-modcacherw"
+   declare -A up=(
+     [kubernetes]="k8s.io/kubernetes $KUBERNETES_VERSION"
+     [etcd]="go.etcd.io/etcd/server/v3 $ETCD_VERSION"
+     [containerd]="github.com/containerd/containerd/v2 $CONTAINERD_VERSION"
+     [runc]="github.com/opencontainers/runc ${RUNC_VERSION:-none}"
+     [cri-tools]="sigs.k8s.io/cri-tools $CRI_TOOLS_VERSION"
+     [cni-plugins]="github.com/containernetworking/plugins $CNI_PLUGINS_VERSION"
+     [helm]="helm.sh/helm/v3 $HELM_VERSION"
+     [coredns]="github.com/coredns/coredns $COREDNS_VERSION"
+   )
+   for dir in "${!up[@]}"; do
+     (( $# == 0 )) || [[ " $* " == *" $dir "* ]] || continue
+     read -r mod ver <<<"${up[$dir]}"
+     [[ $ver == none ]] && continue
+     log "update $dir: $mod@$ver"
+     mkdir -p "$HERE/$dir"
+     upmod=$(upstream_gomod "$mod" "$ver")
+     gen_header "$dir" "$mod" "$ver" "$upmod"
+     # Upstream replace directives that point into the upstream repository
+     # (./staging/..., ../api) do not apply to a dependent module: pin each of those
+     # modules to its published tag at the same version instead.
+     case $dir in
+       kubernetes)
+         echo; echo "// k8s.io/kubernetes replaces its staging modules with ./staging/src/...;"
+         echo "// pin each one to the published tag of the same release instead."
+         echo "replace ("
+         awk '$2=="=>" && $3 ~ /^\.\/staging/ {print $1}' "$upmod" | while read -r m; do
+           # sample-cli-plugin is not published and no command imports it
+           go mod download -json "$m@$STAGING_VERSION" >/dev/null 2>&1 || continue
+           printf '\t%s => %s %s\n' "$m" "$m" "$STAGING_VERSION"
+         done
+         echo ")" ;;
+       etcd)
+         # etcd's main package is the root of go.etcd.io/etcd/server/v3 (server/main.go);
+         # server and etcdctl replace their sibling modules with ../api, ../pkg, ...
+         echo; echo "// go.etcd.io/etcd/server/v3 and etcdctl/v3 replace their sibling modules"
+         echo "// with ../api, ../pkg, ...; pin each one to the published tag instead."
+         echo "replace ("
+         { awk '$2=="=>" && $3 ~ /^\.\.?\// && $3 !~ /FORBIDDEN/ {print $1}' "$upmod"
+           awk '$2=="=>" && $3 ~ /^\.\.?\// && $3 !~ /FORBIDDEN/ {print $1}' \
+             "$(upstream_gomod go.etcd.io/etcd/etcdctl/v3 "$ETCD_VERSION")"; } | sort -u |
+         while read -r m; do
+           printf '\t%s => %s %s\n' "$m" "$m" "$ETCD_VERSION"
+         done
+         echo ")"
+         echo "require go.etcd.io/etcd/etcdctl/v3 $ETCD_VERSION" ;;
+     esac >>"$HERE/$dir/go.mod"
+     # Non-local upstream replaces are copied as they are.
+     awk '$2=="=>" && $3 !~ /^\./ && $1!="replace" {print "replace " $0}' "$upmod" >>"$HERE/$dir/go.mod"
+     gen_tools "$dir"
+     rm -f "$HERE/$dir/go.sum"
+     (cd "$HERE/$dir" && GOFLAGS=-mod=mod go mod tidy && go mod download)
+   done)
+  log "updated; review with: git diff -- lab/k8s-build"
+}
+
+# --- build ------------------------------------------------------------------------------
+declare -A COLD NOW STATUS
+record() {  # name seconds status
+  NOW[$1]=$2; STATUS[$1]=$3
+}
+
+is_static() {  # file: an ELF executable, no ELF interpreter, no shared libraries needed
+  LC_ALL=C readelf -hW "$1" 2>/dev/null | grep -qE 'Type: +(EXEC|DYN)' \
+    && ! LC_ALL=C readelf -lW "$1" 2>/dev/null | grep -q 'Requesting program interpreter' \
+    && ! LC_ALL=C readelf -dW "$1" 2>/dev/null | grep -q '(NEEDED)'
+}
+
+build_component() {  # recipe line
+  local name dir cgo tags ldflags pkgs bflags
+  IFS='|' read -r name dir cgo tags ldflags pkgs bflags <<<"$1"
+  local stamp="$OUT/stamps/$name" tmp="$OUT/tmp/$name" logf="$OUT/logs/$name.log"
+  if [[ -f $stamp ]]; then
+    COLD[$name]=$(cat "$stamp"); record "$name" 0 cached; return 0
+  fi
+  rm -rf "$tmp"; mkdir -p "$tmp"
+  local -a p f; read -r -a p <<<"$pkgs"; read -r -a f <<<"$bflags"
+  local target="$tmp/$name"; (( ${#p[@]} > 1 )) && target="$tmp/"
+  log "building $name ($dir, CGO_ENABLED=$cgo${tags:+, tags: $tags})"
+  local start=$SECONDS rc=0
+  (cd "$HERE/$dir" && CGO_ENABLED=$cgo nice -n "$NICE" \
+      go build "${f[@]}" -tags "$tags" -ldflags "$ldflags" -o "$target" "${p[@]}") >"$logf" 2>&1 || rc=$?
+  local secs=$((SECONDS - start))
+  if (( rc != 0 )); then
+    log "FAILED $name after ${secs}s (log: $logf)"
+    { echo "== $name (go build exit $rc after ${secs}s)"; tail -n 30 "$logf"; echo; } >>"$OUT/FAILED.txt"
+    record "$name" "$secs" FAILED; COLD[$name]=-
+    return 1
+  fi
+  local f; for f in "$tmp"/*; do
+    is_static "$f" || { echo "== $name: $(basename "$f") is not static" >>"$OUT/FAILED.txt"
+                        record "$name" "$secs" FAILED; COLD[$name]=-; return 1; }
+    mv -f "$f" "$OUT/bin/"
+  done
+  echo "$secs" >"$stamp"; COLD[$name]=$secs; record "$name" "$secs" built
+  log "built $name in ${secs}s"
+}
+
+build_image() {  # image line
+  local name tag bin extra
+  IFS='|' read -r name tag bin extra <<<"$1"
+  local ref="$IMAGE_REPOSITORY/$name:$tag" file="$OUT/images/$name.tar"
+  local key="image:$name" stamp="$OUT/stamps/image-$name" inputs
+  if [[ ! -x $OUT/bin/$bin ]]; then record "$key" 0 "skipped (no $bin)"; COLD[$key]=-; return 1; fi
+  # what the image is made of: the writer, this image's line and the binary
+  inputs=$({ cat "$HERE/mkimage.py"; echo "$1"; stat -c '%s %Y' "$OUT/bin/$bin"; } | sha256sum | cut -c1-16)
+  if [[ -f $file && $(cut -d' ' -f2 "$stamp" 2>/dev/null) == "$inputs" ]]; then
+    COLD[$key]=$(cut -d' ' -f1 "$stamp"); record "$key" 0 cached; return 0
+  fi
+  local dest=/usr/local/bin/$bin entry
+  case $name in
+    pause) dest=/pause; entry='["/pause"]' ;;
+    coredns) dest=/coredns; entry='["/coredns"]' ;;
+    *) entry= ;;
+  esac
+  local start=$SECONDS
+  local -a args=(--ref "$ref" --out "$file" --file "$OUT/bin/$bin:$dest:0755"
+                 --created "$KUBERNETES_BUILD_DATE")
+  [[ -n $entry ]] && args+=(--entrypoint "$entry")
+  # shellcheck disable=SC2206
+  [[ -n $extra ]] && args+=($extra)
+  if nice -n "$NICE" python3 "$HERE/mkimage.py" "${args[@]}" >"$OUT/images/$name.txt" 2>"$OUT/logs/image-$name.log"; then
+    local secs=$((SECONDS - start)); echo "$secs $inputs" >"$stamp"; COLD[$key]=$secs; record "$key" "$secs" built
+  else
+    { echo "== image $name"; cat "$OUT/logs/image-$name.log"; } >>"$OUT/FAILED.txt"
+    record "$key" $((SECONDS - start)) FAILED; COLD[$key]=-; return 1
+  fi
+}
+
+download_modules() {
+  local stamp="$OUT/stamps/modules"
+  if [[ -f $stamp ]]; then COLD[modules]=$(cat "$stamp"); record modules 0 cached; return 0; fi
+  local start=$SECONDS d rc=0
+  for d in $(wrapper_dirs); do
+    log "downloading modules for $d"
+    (cd "$HERE/$d" && nice -n "$NICE" go mod download) >>"$OUT/logs/modules.log" 2>&1 || rc=1
+  done
+  local secs=$((SECONDS - start))
+  if (( rc )); then { echo "== go mod download"; tail -20 "$OUT/logs/modules.log"; } >>"$OUT/FAILED.txt"
+    record modules "$secs" FAILED; COLD[modules]=-; return 1; fi
+  echo "$secs" >"$stamp"; COLD[modules]=$secs; record modules "$secs" built
+}
+
+write_report() {
+  local f="$OUT/BUILD-TIMES.txt" k total_cold=0 total_now=0
+  {
+    echo "# gpurack lab Kubernetes build, cache $OUT"
+    echo "# $(go version | cut -d' ' -f3-), nice $NICE, GOFLAGS=$GOFLAGS, $(nproc) CPUs"
+    echo "# cold = seconds when first built into this cache; this run = seconds now (0 = cached)"
+    echo "# last run: $(date -u +%Y-%m-%dT%H:%M:%SZ), Go build cache at its start: $GOCACHE_STATE"
+    printf '%-30s %8s %9s  %s\n' component cold_s this_run status
+    for k in "${ORDER[@]}"; do
+      [[ -n ${STATUS[$k]:-} ]] || continue
+      printf '%-30s %8s %9s  %s\n' "$k" "${COLD[$k]:--}" "${NOW[$k]}" "${STATUS[$k]}"
+      [[ ${COLD[$k]:-} =~ ^[0-9]+$ ]] && total_cold=$((total_cold + COLD[$k]))
+      total_now=$((total_now + NOW[$k]))
+    done
+    printf '%-30s %8s %9s\n' TOTAL "$total_cold" "$total_now"
+    echo "# wall time of this run: $((SECONDS - RUN_START)) s"
+  } >"$f"
+  cat "$f"
+}
+
+write_manifest() {
+  {
+    echo "# versions (versions.env)"; grep -E '^[A-Z_]+=' "$HERE/versions.env"
+    echo; echo "# binaries (sha256)"
+    (cd "$OUT/bin" && sha256sum -- * 2>/dev/null)
+    echo; echo "# images: ref manifest-digest layer-bytes file"
+    cat "$OUT/images/images.txt" 2>/dev/null
+  } >"$OUT/MANIFEST.txt"
+}
+
+# --- main -------------------------------------------------------------------------------
+ONLY=()
+case ${1:-} in
+  --update) shift; update "$@"; exit 0 ;;
+  --list) for l in "${RECIPE[@]}"; do [[ -n $l ]] && echo "${l%%|*}"; done; exit 0 ;;
+  --print-dir) echo "$CACHE_ROOT/$(cache_hash)"; exit 0 ;;
+  --only) shift; ONLY=("$@") ;;
+  "") ;;
+  *) sed -n '2,/^set -euo/p' "$0" | sed 's/^# \{0,1\}//;$d' >&2; exit 64 ;;
+esac
+
+RUN_START=$SECONDS
+GOCACHE_STATE=empty
+[[ -n $(find "$GOCACHE" -type f -name '*-d' -print -quit 2>/dev/null) ]] && GOCACHE_STATE=warm
+HASH=$(cache_hash)
+OUT=$CACHE_ROOT/$HASH
+mkdir -p "$OUT"/{bin,images,logs,stamps,tmp} "$GOMODCACHE" "$GOCACHE"
+rm -f "$OUT/FAILED.txt"
+ln -sfn "$HASH" "$CACHE_ROOT/current"
+exec 9>"$OUT/.lock"
+flock -n 9 || { echo "k8s-build: another build holds $OUT/.lock" >&2; exit 75; }
+log "cache: $OUT"
+
+want() { (( ${#ONLY[@]} == 0 )) && return 0; local o; for o in "${ONLY[@]}"; do [[ $o == "$1" ]] && return 0; done; return 1; }
+
+ORDER=(modules)
+failed_required=0
+download_modules || failed_required=1
+for line in "${RECIPE[@]}"; do
+  [[ -n $line ]] || continue
+  name=${line%%|*}; ORDER+=("$name")
+  want "$name" || continue
+  if ! build_component "$line"; then
+    [[ $OPTIONAL == *" $name "* ]] || failed_required=1
+  fi
+done
+for line in "${IMAGES[@]}"; do
+  name=${line%%|*}; ORDER+=("image:$name")
+  want "image:$name" || want "$name" || continue
+  build_image "$line" || { [[ $name == coredns ]] || failed_required=1; }
+done
+rmdir "$OUT"/tmp/* "$OUT/tmp" 2>/dev/null || true
+for line in "${IMAGES[@]}"; do cat "$OUT/images/${line%%|*}.txt" 2>/dev/null || true; done >"$OUT/images/images.txt"
+# (re)write the checksums only when something changed: hashing 750 MB takes seconds
+if [[ " ${STATUS[*]} " == *" built "* || ! -f $OUT/MANIFEST.txt ]]; then write_manifest; fi
+write_report
+if [[ -f $OUT/FAILED.txt ]]; then
+  log "some components failed; see $OUT/FAILED.txt"
+fi
+if [[ " ${STATUS[*]} " == *" built "* ]]; then sizes=("$OUT" "$GOMODCACHE" "$GOCACHE"); else sizes=("$OUT"); fi
+du -sh "${sizes[@]}" 2>/dev/null | sed 's/^/[k8s-build] size /' >&2
+# CI: keep only the output directory (about 1 GB) once everything built; the Go module
+# and build caches (about 9 GB) are only needed to build again.
+if [[ -n ${GPURACK_K8S_PRUNE:-} ]] && (( failed_required == 0 )); then
+  for d in "$GOMODCACHE" "$GOCACHE"; do   # only our own caches, never a shared one
+    if [[ $d == "$CACHE_ROOT"/* ]]; then log "pruning $d"; rm -rf "$d"
+    else log "not pruning $d: outside $CACHE_ROOT"; fi
+  done
+fi
+exit "$failed_required"

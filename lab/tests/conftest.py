@@ -1,0 +1,80 @@
+"""The lab's test fixtures: the shared ones of tests/conftest.py, and one lab cluster per session.
+
+Every Kubernetes end-to-end test takes `lab_cluster`: the lab with Kubernetes comes up once
+for the whole session (1 control plane, 2 workers), grows when a test asks for more workers
+(`lab_cluster.grow(3)`), and goes down when the session ends.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from gpurack import cli
+from gpurack_lab import docker, lab_kubernetes
+from lab_helpers import CLUSTER_WORKERS, LabCluster, docker_unusable
+
+
+def _shared_conftest() -> ModuleType:
+    """tests/conftest.py under its own name: the captures' paths and fixtures have one home."""
+    path = Path(__file__).resolve().parents[2] / "tests" / "conftest.py"
+    spec = importlib.util.spec_from_file_location("gpurack_tests_conftest", path)
+    assert spec is not None and spec.loader is not None
+    module = sys.modules.get(spec.name)
+    if module is None:
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module
+        spec.loader.exec_module(module)
+    return module
+
+
+_SHARED = _shared_conftest()
+REPO, FIXTURES, HW, PUBLIC, H200X1 = (
+    _SHARED.REPO,
+    _SHARED.FIXTURES,
+    _SHARED.HW,
+    _SHARED.PUBLIC,
+    _SHARED.H200X1,
+)
+pytest_configure = _SHARED.pytest_configure
+h200x1 = _SHARED.h200x1
+public = _SHARED.public
+
+
+@pytest.fixture(scope="session")
+def lab_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabCluster]:
+    """One lab with Kubernetes for every test of the session that asks for it."""
+    reason = docker_unusable()
+    if reason:
+        pytest.skip(f"Docker cannot run on this machine: {reason}")
+    try:
+        lab_kubernetes.require_build()
+    except lab_kubernetes.KubernetesBuildMissingError as exc:
+        pytest.skip(f"no offline Kubernetes build ({exc}); `make lab-k8s-test` builds it first")
+    if docker.lab_containers():
+        pytest.fail("a lab is already running on this machine; run 'gpurack lab down' first")
+    cluster = LabCluster(tmp_path_factory.mktemp("lab-cluster-state"))
+    # The state folder (lab.json, keys, kubeconfig) stays the session's between tests.
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("GPURACK_STATE_DIR", str(cluster.state_dir))
+        env.setenv("GPURACK_DB", str(cluster.state_dir / "inventory.db"))
+        try:
+            assert cluster.grow(CLUSTER_WORKERS) == 0
+            yield cluster
+        finally:
+            assert cli.main(["lab", "down"]) == 0
+
+
+@pytest.fixture(autouse=True)
+def _private_state(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As tests/conftest.py's: a private inventory DB and state per test, except that a test on
+    the session cluster keeps the cluster's state folder."""
+    state = tmp_path / "gpurack-state"
+    if "lab_cluster" in request.fixturenames:
+        state = request.getfixturevalue("lab_cluster").state_dir
+    monkeypatch.setenv("GPURACK_DB", str(tmp_path / "gpurack-state" / "inventory.db"))
+    monkeypatch.setenv("GPURACK_STATE_DIR", str(state))

@@ -1,0 +1,313 @@
+"""End to end on real Kubernetes: lab up --kubernetes, `gpurack run site`, then the cluster.
+
+One control plane and two workers replaying real captures (h200x1, hgx-h100x8-ib), the
+offline Kubernetes build (`make lab-k8s`), kubeadm init/join, labels and taints from the
+facts, validation lifting the validating taint; asserted through the kubernetes client.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+import yaml
+from gpurack_lab import lab_kubernetes, rack
+from kubernetes import client, config
+from lab_helpers import LabCluster, json_run, ssh
+
+pytestmark = pytest.mark.kubernetes
+
+POOL_H200 = {
+    "gpurack.io/pool": "lab-h200x1",
+    "gpurack.io/accelerator": "h200-141gb",
+    "gpurack.io/topology": "1gpu-sxm-single",
+    "gpurack.io/fabric": "ethernet",
+    "gpurack.io/workload": "inference",
+    "gpurack.io/sharing": "full-gpu",
+}
+POOL_HGX = {
+    "gpurack.io/pool": "lab-hgx-h100x8-ib",
+    "gpurack.io/accelerator": "h100-80gb",
+    "gpurack.io/topology": "8gpu-sxm-nvlink",
+    "gpurack.io/fabric": "infiniband",
+    "gpurack.io/workload": "distributed-training",
+    "gpurack.io/sharing": "full-gpu",
+}
+HOST_VARS = rack.hosts_file().parent / "host_vars"
+
+
+def _wait(what: str, probe: Callable[[], Any], timeout_s: float = 180.0) -> Any:
+    """Poll until probe() returns something truthy; fail with the last value after the timeout."""
+    deadline = time.monotonic() + timeout_s
+    last: Any = None
+    while time.monotonic() < deadline:
+        last = probe()
+        if last:
+            return last
+        time.sleep(3)
+    pytest.fail(f"timed out after {timeout_s:.0f} s waiting for {what}; last: {last!r}")
+
+
+def _ready(node: Any) -> bool:
+    return any(c.type == "Ready" and c.status == "True" for c in node.status.conditions or [])
+
+
+def _gpurack_labels(node: Any) -> dict[str, str]:
+    return {k: v for k, v in (node.metadata.labels or {}).items() if k.startswith("gpurack.io/")}
+
+
+def _taints(node: Any) -> list[tuple[str, str, str]]:
+    return sorted((t.key, t.value or "", t.effect) for t in node.spec.taints or [])
+
+
+def _pool_taint(pool: str) -> tuple[str, str, str]:
+    return ("gpurack.io/pool", pool, "NoSchedule")
+
+
+@pytest.fixture
+def lab(lab_cluster: LabCluster) -> Iterator[LabCluster]:
+    """The session's lab with Kubernetes (conftest.py); host_vars this test wrote are removed after."""
+    try:
+        yield lab_cluster
+    finally:
+        for leftover in HOST_VARS.glob("*.yml"):
+            leftover.unlink()
+
+
+def test_site_builds_a_labelled_validated_cluster(
+    lab: LabCluster, capsys: pytest.CaptureFixture[str]
+) -> None:
+    inventory = str(rack.hosts_file().parent)
+    capsys.readouterr()
+    code, first = json_run(["run", "site", "-i", inventory], capsys)
+    assert code == 0, first
+    config.load_kube_config(config_file=str(lab_kubernetes.kubeconfig()))
+    core = client.CoreV1Api()
+
+    # 3 nodes Ready.
+    nodes = _wait(
+        "3 Ready nodes",
+        lambda: (items := core.list_node().items) and len(items) == 3 and all(map(_ready, items)) and items,
+    )
+    assert sorted(n.metadata.name for n in nodes) == ["lab-cp1", "lab-w1", "lab-w2"]
+
+    # Labels exactly as derived from each worker's capture and pool; the role label from the
+    # controller; after validation only the pool taint is left.
+    w1, w2 = core.read_node("lab-w1"), core.read_node("lab-w2")
+    assert _gpurack_labels(w1) == POOL_H200
+    assert _gpurack_labels(w2) == POOL_HGX
+    for node in (w1, w2):
+        assert node.metadata.labels["node-role.kubernetes.io/gpu"] == ""
+        assert "gpurack.io/validation-failed" not in (node.metadata.annotations or {})
+    assert _taints(w1) == [_pool_taint("lab-h200x1")]
+    assert _taints(w2) == [_pool_taint("lab-hgx-h100x8-ib")]
+    assert not _gpurack_labels(core.read_node("lab-cp1"))
+
+    # The lab's stand-in for the device plugin advertises the replayed GPUs.
+    _wait(
+        "nvidia.com/gpu on both workers",
+        lambda: (
+            [(core.read_node(n).status.allocatable or {}).get("nvidia.com/gpu") for n in ("lab-w1", "lab-w2")]
+            == ["1", "8"]
+        ),
+    )
+
+    # A GPU pod schedules only with its pool's toleration, and then only on that pool's node.
+    _assert_gpu_scheduling(core)
+    # Pods on different nodes reach each other, by name through CoreDNS.
+    _assert_pod_network(core)
+
+    # A second run changes nothing.
+    code, second = json_run(["run", "site", "-i", inventory], capsys)
+    assert code == 0, second
+    assert [h for h in second["hosts"] if h["changed"]] == [], second
+
+    # A label added to a pool in the inventory appears; removed again, it leaves the node.
+    HOST_VARS.mkdir(exist_ok=True)
+    pool = {
+        "name": "lab-h200x1",
+        "workload": "inference",
+        "sharing": "full-gpu",
+        "taints": [{"key": "gpurack.io/pool", "value": "lab-h200x1", "effect": "NoSchedule"}],
+    }
+    (HOST_VARS / "lab-w1.yml").write_text(
+        yaml.safe_dump({"gpurack_pool": {**pool, "labels": {"team": "vision"}}})
+    )
+    code, added = json_run(["run", "site", "-i", inventory, "-l", "lab-w1"], capsys)
+    assert code == 0, added
+    assert core.read_node("lab-w1").metadata.labels.get("team") == "vision"
+    (HOST_VARS / "lab-w1.yml").unlink()
+    code, removed = json_run(["run", "site", "-i", inventory, "-l", "lab-w1"], capsys)
+    assert code == 0, removed
+    assert [h["changed"] for h in removed["hosts"]] == [1], removed
+    w1 = core.read_node("lab-w1")
+    assert "team" not in w1.metadata.labels
+    assert _gpurack_labels(w1) == POOL_H200
+
+    # A failed validation puts the validating taint back and says why; a pass lifts it.
+    code, failed = json_run(
+        [
+            "run",
+            "validate",
+            "-i",
+            inventory,
+            "-l",
+            "lab-w1",
+            "-e",
+            '{"gpurack_expect": {"gpu": {"count": 2}}}',
+        ],
+        capsys,
+    )
+    assert code != 0 and failed["failed"] == ["lab-w1"], failed
+    w1 = core.read_node("lab-w1")
+    assert ("gpurack.io/validating", "", "NoSchedule") in _taints(w1)
+    assert "gpu.count" in w1.metadata.annotations["gpurack.io/validation-failed"]
+    code, passed = json_run(["run", "validate", "-i", inventory, "-l", "lab-w1"], capsys)
+    assert code == 0, passed
+    w1 = core.read_node("lab-w1")
+    assert _taints(w1) == [_pool_taint("lab-h200x1")]
+    assert "gpurack.io/validation-failed" not in (w1.metadata.annotations or {})
+
+    # A re-imaged host whose old Node is still there is refused, then replaced on request.
+    assert ssh("lab-w2", "kubeadm reset --force").returncode == 0
+    code, refused = json_run(["run", "site", "-i", inventory, "-l", "lab-w2"], capsys)
+    assert code != 0 and refused["failed"] == ["lab-w2"], refused
+    code, rejoined = json_run(
+        ["run", "site", "-i", inventory, "-l", "lab-w2", "-e", "kubeadm_join_replace_stale=true"], capsys
+    )
+    assert code == 0, rejoined
+    w2 = _wait("lab-w2 Ready again", lambda: _ready(node := core.read_node("lab-w2")) and node)
+    assert _gpurack_labels(w2) == POOL_HGX
+    assert _taints(w2) == [_pool_taint("lab-hgx-h100x8-ib")]
+
+    # One more worker joins with --limit, and the others are not touched.
+    before = {n: _metadata(core, n) for n in ("lab-w1", "lab-w2")}
+    assert lab.grow(3) == 0
+    capsys.readouterr()
+    code, grown = json_run(["run", "site", "-i", inventory, "-l", "lab-w3"], capsys)
+    assert code == 0, grown
+    assert [h["host"] for h in grown["hosts"]] == ["lab-w3"], grown
+    w3 = _wait("lab-w3 Ready", lambda: _ready(node := core.read_node("lab-w3")) and node)
+    assert _gpurack_labels(w3) == POOL_HGX
+    assert _taints(w3) == [_pool_taint("lab-hgx-h100x8-ib")]
+    assert {n: _metadata(core, n) for n in ("lab-w1", "lab-w2")} == before
+
+
+def _metadata(core: Any, name: str) -> tuple[Any, ...]:
+    node = core.read_node(name)
+    return (node.metadata.labels, node.metadata.annotations, _taints(node), node.metadata.creation_timestamp)
+
+
+def _pause_pod(name: str, tolerations: list[dict[str, str]]) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name},
+        "spec": {
+            "tolerations": tolerations,
+            "containers": [
+                {
+                    "name": "main",
+                    "image": "registry.gpurack.lab/pause:3.10.2",
+                    "resources": {"limits": {"nvidia.com/gpu": "1"}},
+                }
+            ],
+        },
+    }
+
+
+def _assert_gpu_scheduling(core: Any) -> None:
+    h200 = [{"key": "gpurack.io/pool", "operator": "Equal", "value": "lab-h200x1", "effect": "NoSchedule"}]
+    core.create_namespaced_pod("default", _pause_pod("gpu-untolerated", []))
+    core.create_namespaced_pod("default", _pause_pod("gpu-h200", h200))
+    try:
+        placed = _wait(
+            "the tolerating GPU pod to run",
+            lambda: (
+                (pod := core.read_namespaced_pod("gpu-h200", "default")).status.phase == "Running" and pod
+            ),
+        )
+        assert placed.spec.node_name == "lab-w1"
+        untolerated = core.read_namespaced_pod("gpu-untolerated", "default")
+        assert untolerated.status.phase == "Pending"
+        assert untolerated.spec.node_name is None
+        unschedulable = [c for c in untolerated.status.conditions or [] if c.type == "PodScheduled"]
+        assert unschedulable and unschedulable[0].reason == "Unschedulable"
+        assert "untolerated taint" in unschedulable[0].message
+    finally:
+        for name in ("gpu-untolerated", "gpu-h200"):
+            core.delete_namespaced_pod(name, "default", grace_period_seconds=0)
+
+
+def _etcd_member(name: str, node: str) -> dict[str, Any]:
+    """An etcd member pinned to `node`: it becomes healthy only when it reaches its peer by name."""
+    peers = "a=http://a.etcd-peers.default.svc.cluster.local:2380,b=http://b.etcd-peers.default.svc.cluster.local:2380"
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": f"etcd-{name}", "labels": {"app": "etcd-peers"}},
+        "spec": {
+            "nodeName": node,
+            "hostname": name,
+            "subdomain": "etcd-peers",
+            "containers": [
+                {
+                    "name": "etcd",
+                    "image": "registry.gpurack.lab/etcd:3.6.8-0",
+                    "command": [
+                        "etcd",
+                        f"--name={name}",
+                        "--data-dir=/var/lib/etcd/data",
+                        "--listen-peer-urls=http://0.0.0.0:2380",
+                        "--listen-client-urls=http://0.0.0.0:2379",
+                        f"--initial-advertise-peer-urls=http://{name}.etcd-peers.default.svc.cluster.local:2380",
+                        f"--advertise-client-urls=http://{name}.etcd-peers.default.svc.cluster.local:2379",
+                        f"--initial-cluster={peers}",
+                        "--initial-cluster-state=new",
+                    ],
+                    "readinessProbe": {"httpGet": {"path": "/health", "port": 2379}, "periodSeconds": 2},
+                }
+            ],
+        },
+    }
+
+
+def _assert_pod_network(core: Any) -> None:
+    service = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": "etcd-peers"},
+        "spec": {
+            "clusterIP": "None",
+            "publishNotReadyAddresses": True,
+            "selector": {"app": "etcd-peers"},
+            "ports": [{"name": "peer", "port": 2380}],
+        },
+    }
+    core.create_namespaced_service("default", service)
+    core.create_namespaced_pod("default", _etcd_member("a", "lab-w1"))
+    core.create_namespaced_pod("default", _etcd_member("b", "lab-w2"))
+    try:
+        # /health answers 200 only once the two members elected a leader, which needs both
+        # to resolve each other through CoreDNS and talk across the nodes' pod networks.
+        _wait(
+            "both etcd members Ready",
+            lambda: all(
+                any(
+                    c.type == "Ready" and c.status == "True"
+                    for c in core.read_namespaced_pod(p, "default").status.conditions or []
+                )
+                for p in ("etcd-a", "etcd-b")
+            ),
+            timeout_s=240,
+        )
+        ips = {core.read_namespaced_pod(p, "default").status.pod_ip for p in ("etcd-a", "etcd-b")}
+        assert {ip.rsplit(".", 2)[0] for ip in ips} == {"10.244"} and len(
+            {ip.split(".")[2] for ip in ips}
+        ) == 2
+    finally:
+        for name in ("etcd-a", "etcd-b"):
+            core.delete_namespaced_pod(name, "default", grace_period_seconds=0)
+        core.delete_namespaced_service("etcd-peers", "default")
