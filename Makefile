@@ -52,7 +52,7 @@ syntax: setup ## ansible-playbook --syntax-check on every playbook
 unit: setup ## pytest: parsers, checks, filters, modules, CLI
 	$(BIN)/pytest
 
-molecule: setup ## Every role's Molecule scenario: converge, idempotence, verify, --check --diff
+molecule: setup ## Molecule: default (every prep role, one node) and the RAID0 VM: converge, idempotence, verify, --check --diff
 	tools/molecule.sh
 
 bench-molecule: molecule ## Converge and idempotent re-run time per scenario (printed by molecule)
