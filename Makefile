@@ -62,7 +62,7 @@ unit: setup ## pytest: parsers, checks, filters, modules, CLI
 install-check: setup ## The wheel and the collection tarball in a fresh venv outside the checkout: facts --from-capture, preflight --syntax-check
 	tools/check-install.sh
 
-molecule: setup ## Every role's Molecule scenario: converge, idempotence, verify, --check --diff
+molecule: setup ## Molecule: default (every prep role, one node) and the RAID0 VM: converge, idempotence, verify, --check --diff
 	tools/molecule.sh
 
 bench-molecule: molecule ## Converge and idempotent re-run time per scenario (printed by molecule)

@@ -2,8 +2,8 @@
 # Run the Molecule scenarios under molecule/ and print how long converge and idempotence
 # took in each (the `make bench-molecule` figures).
 #
-#   tools/molecule.sh                      every scenario (os_tuning, nvme_scratch, ..., default last)
-#   tools/molecule.sh os_tuning default    the named ones
+#   tools/molecule.sh                      every scenario (nvme_scratch_raid0, then default)
+#   tools/molecule.sh default              the named ones
 #   GPURACK_MOLECULE_CHECK=0 tools/molecule.sh    skip the `molecule check` (--check --diff) pass
 #   GPURACK_MOLECULE_KEEP=1 tools/molecule.sh X   leave the container (and its loop disks) up
 #
@@ -134,7 +134,7 @@ run_scenario() {   # $1 scenario
 if [[ $# -gt 0 ]]; then
   SCENARIOS=("$@")
 else
-  # default (every prep role together) last, after the per-role scenarios.
+  # default (every prep role on one node) last, after the other scenarios.
   mapfile -t SCENARIOS < <(find molecule -mindepth 2 -maxdepth 2 -name molecule.yml -printf '%h\n' \
     | xargs -n1 basename | grep -vx default | sort)
   [[ -f molecule/default/molecule.yml ]] && SCENARIOS+=(default)
