@@ -16,7 +16,7 @@ LAB_PROFILES ?= --profile hgx-h100x8-ib --profile h200x1
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: help setup run lab-down validate-local lab-k8s lab-k8s-verify lab-k8s-test test lint unit syntax install-check molecule bench-molecule lab-test bench-lab bench-lab-k8s bench-inventory clean
+.PHONY: help setup run lab-down validate-local lab-k8s lab-k8s-verify lab-k8s-test lab-e2e test lint unit syntax install-check molecule bench-molecule lab-test bench-lab bench-lab-k8s bench-inventory clean
 
 help: ## List targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -40,7 +40,9 @@ validate-local: setup ## Capture this machine and validate it against an example
 	$(BIN)/gpurack validate --from-capture $(CAPTURE) --expect $(POOL)
 
 # The stages of `make test`, in order; tools/run-stages.sh times each and ends with a table.
-TEST_STAGES ?= lint unit install-check lab-k8s molecule lab-test lab-k8s-test
+# a+b runs both at once: Molecule (a container, then the RAID0 VM) and the lab's end-to-end
+# suites mostly wait on their nodes, so together they take little more than the longer one.
+TEST_STAGES ?= lint unit install-check lab-k8s molecule+lab-e2e
 
 test: setup ## Every test: linters, syntax, unit, CLI, DB, wheel + tarball outside the checkout, Molecule, lab, lab Kubernetes (a table of stage seconds at the end)
 	tools/run-stages.sh $(TEST_STAGES)
@@ -69,6 +71,8 @@ bench-molecule: molecule ## Converge and idempotent re-run time per scenario (pr
 
 lab-test: setup ## End-to-end: a Docker lab rack (1 control plane + 2 workers), preflight, teardown
 	$(BIN)/pytest lab/tests -m lab
+
+lab-e2e: lab-test lab-k8s-test ## The lab's end-to-end suites, one after the other
 
 lab-k8s-test: lab-k8s ## End-to-end on Kubernetes: lab up --kubernetes, site.yml, the cluster through the kubernetes client
 	$(BIN)/pytest lab/tests -m kubernetes

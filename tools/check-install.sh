@@ -4,8 +4,10 @@
 # folder outside the checkout, then from there run
 #   gpurack facts --from-capture <../shared/fixtures/hw/h200x1>
 #   ansible-playbook gpurack.bootstrap.preflight --syntax-check
-# Fails on any error. Packages come from PyPI through pip's cache (requirements/constraints.txt);
-# the collection's dependencies are the ones the `ansible` package bundles (no Galaxy).
+# Fails on any error. Packages come from PyPI at requirements/constraints.txt's versions, through
+# uv (from the dev venv) and its cache: pip spends minutes unpacking the `ansible` package's
+# files, uv links them from its cache in seconds. The collection's dependencies are the ones
+# the `ansible` package bundles (no Galaxy).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 checkout=$PWD
@@ -26,9 +28,9 @@ wheel=$(ls "$tmp"/dist/gpurack-*.whl)
 tarball=$(ls "$tmp"/dist/gpurack-bootstrap-*.tar.gz)
 
 step "installing $(basename "$wheel") into a fresh venv"
-"$python" -m venv "$tmp/venv"
-"$tmp/venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-compile \
-  -c requirements/constraints.txt "$wheel"
+uv=${UV:-$checkout/.venv/bin/uv}
+"$uv" venv --quiet --python "$python" "$tmp/venv"
+"$uv" pip install --quiet --python "$tmp/venv/bin/python" -c requirements/constraints.txt "$wheel"
 
 # From here on nothing may come from the checkout: a clean environment and another folder.
 mkdir "$tmp/work"
