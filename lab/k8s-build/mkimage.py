@@ -136,7 +136,7 @@ def sha256(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
-def main(argv: list[str]) -> int:
+def parse_args(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--ref", required=True, help="image name:tag, e.g. registry.gpurack.lab/pause:3.10.2")
     p.add_argument("--out", required=True)
@@ -153,8 +153,19 @@ def main(argv: list[str]) -> int:
     p.add_argument("--created", default="1970-01-01T00:00:00Z")
     p.add_argument("--mtime", type=int, default=0)
     p.add_argument("--label", action="append", default=[], help="KEY=VALUE (image config label)")
-    a = p.parse_args(argv)
+    return p.parse_args(argv)
 
+
+def add_host_tree(layer: Layer, top: str) -> None:
+    """Copy every file under a host directory, in a stable order, with the libraries each needs."""
+    for root, dirs, names in os.walk(top):
+        dirs.sort()
+        for name in sorted(names):
+            add_with_libs(layer, os.path.join(root, name))
+
+
+def build_layer(a: argparse.Namespace) -> Layer:
+    """The image's one layer: the base files, then each option's entries in command-line order."""
     layer = Layer()
     layer.add_bytes("etc/passwd", PASSWD.encode(), 0o644)
     layer.add_bytes("etc/group", GROUP.encode(), 0o644)
@@ -166,26 +177,33 @@ def main(argv: list[str]) -> int:
     for spec in a.file:
         parts = spec.split(":")
         src, dest = parts[0], parts[1]
-        mode = int(parts[2], 8) if len(parts) > 2 else 0o755
+        file_mode = int(parts[2], 8) if len(parts) > 2 else 0o755
         with open(src, "rb") as f:
-            layer.add_bytes(dest, f.read(), mode)
+            layer.add_bytes(dest, f.read(), file_mode)
     for path in a.host_file:
         add_with_libs(layer, path)
     for top in a.host_tree:
-        for root, dirs, names in os.walk(top):
-            dirs.sort()
-            for name in sorted(names):
-                add_with_libs(layer, os.path.join(root, name))
+        add_host_tree(layer, top)
     for spec in a.symlink:
         path, _, target = spec.partition(":")
         layer.add_symlink(path, target)
+    return layer
 
-    raw = layer.tar(a.mtime)
+
+def gzip_bytes(raw: bytes) -> bytes:
+    """Gzip without a name or timestamp, so the same input gives the same bytes."""
     gz = io.BytesIO()
     with gzip.GzipFile(fileobj=gz, mode="wb", compresslevel=6, mtime=0, filename="") as g:
         g.write(raw)
-    layer_blob = gz.getvalue()
+    return gz.getvalue()
 
+
+def canonical_json(doc: object) -> bytes:
+    return json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()
+
+
+def image_config(a: argparse.Namespace, raw_layer: bytes) -> bytes:
+    """The OCI image config blob."""
     cfg: dict[str, object] = {"WorkingDir": a.workdir, "User": a.user}
     env = a.env or ["PATH=/usr/local/bin:/usr/local/sbin:/usr/bin:/usr/sbin:/bin:/sbin"]
     cfg["Env"] = env
@@ -200,10 +218,14 @@ def main(argv: list[str]) -> int:
         "architecture": "amd64",
         "os": "linux",
         "config": cfg,
-        "rootfs": {"type": "layers", "diff_ids": [sha256(raw)]},
+        "rootfs": {"type": "layers", "diff_ids": [sha256(raw_layer)]},
         "history": [{"created": a.created, "created_by": "tools/k8s-build/mkimage.py"}],
     }
-    config_blob = json.dumps(config, sort_keys=True, separators=(",", ":")).encode()
+    return canonical_json(config)
+
+
+def image_manifest(config_blob: bytes, layer_blob: bytes) -> bytes:
+    """The OCI image manifest blob: one config, one gzip layer."""
     manifest = {
         "schemaVersion": 2,
         "mediaType": "application/vnd.oci.image.manifest.v1+json",
@@ -220,8 +242,12 @@ def main(argv: list[str]) -> int:
             }
         ],
     }
-    manifest_blob = json.dumps(manifest, sort_keys=True, separators=(",", ":")).encode()
-    tag = a.ref.rsplit(":", 1)[1] if ":" in a.ref.rsplit("/", 1)[-1] else "latest"
+    return canonical_json(manifest)
+
+
+def image_index(ref: str, manifest_blob: bytes) -> bytes:
+    """The OCI layout's index.json, naming the image `ref` for containerd."""
+    tag = ref.rsplit(":", 1)[1] if ":" in ref.rsplit("/", 1)[-1] else "latest"
     index = {
         "schemaVersion": 2,
         "mediaType": "application/vnd.oci.image.index.v1+json",
@@ -231,38 +257,55 @@ def main(argv: list[str]) -> int:
                 "digest": sha256(manifest_blob),
                 "size": len(manifest_blob),
                 "platform": {"architecture": "amd64", "os": "linux"},
-                "annotations": {"io.containerd.image.name": a.ref, "org.opencontainers.image.ref.name": tag},
+                "annotations": {"io.containerd.image.name": ref, "org.opencontainers.image.ref.name": tag},
             }
         ],
     }
-    blobs = {sha256(b): b for b in (layer_blob, config_blob, manifest_blob)}
-    docker_manifest = [
+    return canonical_json(index)
+
+
+def docker_manifest(ref: str, config_blob: bytes, layer_blob: bytes) -> bytes:
+    """The manifest.json that `docker load` reads."""
+    manifest = [
         {
             "Config": "blobs/sha256/" + sha256(config_blob)[7:],
-            "RepoTags": [a.ref],
+            "RepoTags": [ref],
             "Layers": ["blobs/sha256/" + sha256(layer_blob)[7:]],
         }
     ]
+    return json.dumps(manifest, separators=(",", ":")).encode()
 
-    files = {
-        "oci-layout": json.dumps({"imageLayoutVersion": "1.0.0"}).encode(),
-        "index.json": json.dumps(index, sort_keys=True, separators=(",", ":")).encode(),
-        "manifest.json": json.dumps(docker_manifest, separators=(",", ":")).encode(),
-    }
-    for digest, data in blobs.items():
-        files["blobs/sha256/" + digest[7:]] = data
 
-    tmp = a.out + ".tmp"
+def write_archive(out: str, mtime: int, files: dict[str, bytes]) -> None:
+    """Write the archive beside `out` and move it into place, so a reader never sees half of it."""
+    tmp = out + ".tmp"
     with tarfile.open(tmp, mode="w", format=tarfile.PAX_FORMAT) as tf:
         for d in ("blobs", "blobs/sha256"):
             info = tarfile.TarInfo(d)
-            info.type, info.mode, info.mtime = tarfile.DIRTYPE, 0o755, a.mtime
+            info.type, info.mode, info.mtime = tarfile.DIRTYPE, 0o755, mtime
             tf.addfile(info)
         for name in sorted(files):
             info = tarfile.TarInfo(name)
-            info.size, info.mode, info.mtime = len(files[name]), 0o644, a.mtime
+            info.size, info.mode, info.mtime = len(files[name]), 0o644, mtime
             tf.addfile(info, io.BytesIO(files[name]))
-    os.replace(tmp, a.out)
+    os.replace(tmp, out)
+
+
+def main(argv: list[str]) -> int:
+    a = parse_args(argv)
+    raw = build_layer(a).tar(a.mtime)
+    layer_blob = gzip_bytes(raw)
+    config_blob = image_config(a, raw)
+    manifest_blob = image_manifest(config_blob, layer_blob)
+    blobs = {sha256(b): b for b in (layer_blob, config_blob, manifest_blob)}
+    files = {
+        "oci-layout": json.dumps({"imageLayoutVersion": "1.0.0"}).encode(),
+        "index.json": image_index(a.ref, manifest_blob),
+        "manifest.json": docker_manifest(a.ref, config_blob, layer_blob),
+    }
+    for digest, data in blobs.items():
+        files["blobs/sha256/" + digest[7:]] = data
+    write_archive(a.out, a.mtime, files)
     print(f"{a.ref} {sha256(manifest_blob)} {len(layer_blob)} {os.path.basename(a.out)}")
     return 0
 

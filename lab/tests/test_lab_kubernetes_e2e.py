@@ -93,17 +93,7 @@ def test_site_builds_a_labelled_validated_cluster(
     )
     assert sorted(n.metadata.name for n in nodes) == ["lab-cp1", "lab-w1", "lab-w2"]
 
-    # Labels exactly as derived from each worker's capture and pool; the role label from the
-    # controller; after validation only the pool taint is left.
-    w1, w2 = core.read_node("lab-w1"), core.read_node("lab-w2")
-    assert _gpurack_labels(w1) == POOL_H200
-    assert _gpurack_labels(w2) == POOL_HGX
-    for node in (w1, w2):
-        assert node.metadata.labels["node-role.kubernetes.io/gpu"] == ""
-        assert "gpurack.io/validation-failed" not in (node.metadata.annotations or {})
-    assert _taints(w1) == [_pool_taint("lab-h200x1")]
-    assert _taints(w2) == [_pool_taint("lab-hgx-h100x8-ib")]
-    assert not _gpurack_labels(core.read_node("lab-cp1"))
+    _assert_labels_and_taints_from_the_facts(core)
 
     # The lab's stand-in for the device plugin advertises the replayed GPUs.
     _wait(
@@ -124,7 +114,31 @@ def test_site_builds_a_labelled_validated_cluster(
     assert code == 0, second
     assert [h for h in second["hosts"] if h["changed"]] == [], second
 
-    # A label added to a pool in the inventory appears; removed again, it leaves the node.
+    _assert_inventory_label_added_then_removed(core, inventory, capsys)
+    _assert_validation_taint_follows_the_verdict(core, inventory, capsys)
+    _assert_stale_node_refused_then_replaced(core, inventory, capsys)
+    _assert_grown_worker_joins_alone(lab, core, inventory, capsys)
+
+
+def _assert_labels_and_taints_from_the_facts(core: Any) -> None:
+    """Labels exactly as derived from each worker's capture and pool; the role label from the
+    controller; after validation only the pool taint is left.
+    """
+    w1, w2 = core.read_node("lab-w1"), core.read_node("lab-w2")
+    assert _gpurack_labels(w1) == POOL_H200
+    assert _gpurack_labels(w2) == POOL_HGX
+    for node in (w1, w2):
+        assert node.metadata.labels["node-role.kubernetes.io/gpu"] == ""
+        assert "gpurack.io/validation-failed" not in (node.metadata.annotations or {})
+    assert _taints(w1) == [_pool_taint("lab-h200x1")]
+    assert _taints(w2) == [_pool_taint("lab-hgx-h100x8-ib")]
+    assert not _gpurack_labels(core.read_node("lab-cp1"))
+
+
+def _assert_inventory_label_added_then_removed(
+    core: Any, inventory: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A label added to a pool in the inventory appears; removed again, it leaves the node."""
     HOST_VARS.mkdir(exist_ok=True)
     pool = {
         "name": "lab-h200x1",
@@ -146,7 +160,11 @@ def test_site_builds_a_labelled_validated_cluster(
     assert "team" not in w1.metadata.labels
     assert _gpurack_labels(w1) == POOL_H200
 
-    # A failed validation puts the validating taint back and says why; a pass lifts it.
+
+def _assert_validation_taint_follows_the_verdict(
+    core: Any, inventory: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A failed validation puts the validating taint back and says why; a pass lifts it."""
     code, failed = json_run(
         [
             "run",
@@ -170,7 +188,11 @@ def test_site_builds_a_labelled_validated_cluster(
     assert _taints(w1) == [_pool_taint("lab-h200x1")]
     assert "gpurack.io/validation-failed" not in (w1.metadata.annotations or {})
 
-    # A re-imaged host whose old Node is still there is refused, then replaced on request.
+
+def _assert_stale_node_refused_then_replaced(
+    core: Any, inventory: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A re-imaged host whose old Node is still there is refused, then replaced on request."""
     assert ssh("lab-w2", "kubeadm reset --force").returncode == 0
     code, refused = json_run(["run", "site", "-i", inventory, "-l", "lab-w2"], capsys)
     assert code != 0 and refused["failed"] == ["lab-w2"], refused
@@ -182,7 +204,11 @@ def test_site_builds_a_labelled_validated_cluster(
     assert _gpurack_labels(w2) == POOL_HGX
     assert _taints(w2) == [_pool_taint("lab-hgx-h100x8-ib")]
 
-    # One more worker joins with --limit, and the others are not touched.
+
+def _assert_grown_worker_joins_alone(
+    lab: LabCluster, core: Any, inventory: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One more worker joins with --limit, and the others are not touched."""
     before = {n: _metadata(core, n) for n in ("lab-w1", "lab-w2")}
     assert lab.grow(3) == 0
     capsys.readouterr()
