@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 from cli_helpers import invoke
 from gpurack import cli, commands
-from gpurack.commands import lab as lab_command
 from gpurack.errors import ExitCode
 
 
@@ -97,7 +96,6 @@ def test_lab_without_the_lab_says_it_comes_with_a_checkout(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     _installed(monkeypatch)
-    monkeypatch.setattr(lab_command, "_IN_PACKAGE", "gpurack.no_lab_here.cli")
     result = invoke(capsys, "lab", "up", "--workers", "2")
     assert result.code == ExitCode.USAGE == 64
     assert result.err.count("\n") == 1

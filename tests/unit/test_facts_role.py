@@ -131,7 +131,7 @@ def test_every_facts_root_defaults_to_gpurack_facts_root() -> None:
 def test_lab_inventory_sets_the_facts_root_once() -> None:
     settings = [
         key
-        for path in sorted((REPO / "inventory/lab").rglob("*.yml"))
+        for path in sorted((REPO / "lab/inventory").rglob("*.yml"))
         for key in (yaml.safe_load(path.read_text()) or {})
         if key.endswith("facts_root")
     ]
