@@ -94,7 +94,7 @@ results:
       details: null
 summary:
   description:
-    - Counts per verdict and the node verdict, the rule of C(docs/checks.md) ("Verdicts"):
+    - Counts per verdict and the node verdict, by the rule of C(docs/checks.md) ("Verdicts"), which is
       fail when any result fails, else warn when any warns, else pass when any passed; skip
       only when nothing could be assessed.
   returned: success
