@@ -2,7 +2,8 @@
 # Run make targets as timed stages and end with a table of each stage's seconds.
 #
 #   tools/run-stages.sh lint unit molecule          one after another; stop at the first failure
-#   tools/run-stages.sh lint 'molecule+lab-test'    a+b: both at once (output to logs, shown when done)
+#   tools/run-stages.sh lint 'molecule+lab-test'    a+b: both at once (output to logs, shown when done;
+#                                                    the table gives each one's seconds and the group's wall time)
 #   tools/run-stages.sh --table FILE                print the table of a stages file and exit
 #
 # Each finished stage appends "name<TAB>seconds<TAB>ok|failed (rc N)" to $GPURACK_STAGES_FILE
@@ -19,7 +20,7 @@ print_table() {   # $1 stages file
   printf '\n%-22s %8s  %s\n' stage seconds result
   while IFS=$'\t' read -r name secs result; do
     printf '%-22s %8s  %s\n' "$name" "$secs" "$result"
-    total=$((total + secs))
+    [[ $name == *" (in "* ]] || total=$((total + secs))
   done <"$1"
   printf '%-22s %8s  (%s min)\n' total "$total" "$(awk -v s="$total" 'BEGIN {printf "%.1f", s / 60}')"
 }
@@ -49,23 +50,26 @@ run_one() {   # $1 target: output straight to the terminal
 }
 
 run_group() {   # $1 a+b+...: each in the background, its log printed when it ends
-  local -a targets pids starts
-  local i rc failed=0
+  local -a targets pids
+  local i rc failed=0 start
   IFS=+ read -ra targets <<<"$1"
+  start=$(date +%s)
   for i in "${!targets[@]}"; do
     echo "== stage ${targets[i]} (concurrently; log $LOGS/${targets[i]}.log)"
-    starts[i]=$(date +%s)
-    make --no-print-directory "${targets[i]}" >"$LOGS/${targets[i]}.log" 2>&1 &
+    # Each job notes its own end, so a stage that ends first is not timed by the other's wait.
+    (make --no-print-directory "${targets[i]}" >"$LOGS/${targets[i]}.log" 2>&1
+     echo "$? $(date +%s)" >"$LOGS/${targets[i]}.end") &
     pids[i]=$!
   done
   for i in "${!targets[@]}"; do
     wait "${pids[i]}"
-    rc=$?
-    record "${targets[i]}" $(($(date +%s) - starts[i])) "$rc"
+    read -r rc end <"$LOGS/${targets[i]}.end"
+    record "${targets[i]} (in $1)" $((end - start)) "$rc"
     echo "== stage ${targets[i]}: rc $rc; its output:"
     cat "$LOGS/${targets[i]}.log"
     [[ $rc -eq 0 ]] || failed=$rc
   done
+  record "$1" $(($(date +%s) - start)) "$failed"
   return "$failed"
 }
 
