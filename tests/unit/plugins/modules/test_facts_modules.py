@@ -2,39 +2,25 @@
 
 from __future__ import annotations
 
-import importlib
-import json
 import re
 import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
-from ansible.module_utils import basic
-from ansible.module_utils.common.text.converters import to_bytes
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._capture import RC_NOT_FOUND
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._module_runner import make_runner
 from conftest import H200X1
+from module_helpers import run_module
 
 MODULES = ["pci", "numa", "nic", "nvme", "os"]
-_PKG = "ansible_collections.gpurack.bootstrap.plugins.modules"
 
 
 def _run(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], thing: str, **args: Any
 ) -> dict[str, Any]:
     """Run <thing>_facts main() as Ansible would and return its JSON result."""
-    payload = {
-        "ANSIBLE_MODULE_ARGS": {"_ansible_remote_tmp": "/tmp", "_ansible_keep_remote_files": False, **args}
-    }
-    monkeypatch.setattr(basic, "_ANSIBLE_ARGS", to_bytes(json.dumps(payload)))
-    # ansible-core 2.19 also needs the serialization profile the controller would have sent.
-    monkeypatch.setattr(basic, "_ANSIBLE_PROFILE", "legacy")
-    module = importlib.import_module(f"{_PKG}.{thing}_facts")
-    with pytest.raises(SystemExit):
-        module.main()
-    result: dict[str, Any] = json.loads(capsys.readouterr().out)
-    return result
+    return run_module(monkeypatch, capsys, f"{thing}_facts", **args)
 
 
 def _writable_copy(tmp_path: Path) -> Path:
