@@ -16,7 +16,7 @@ LAB_PROFILES ?= --profile hgx-h100x8-ib --profile h200x1
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: help setup run lab-down validate-local lab-k8s lab-k8s-verify lab-k8s-test lab-e2e test lint unit syntax install-check molecule bench-molecule lab-test bench-lab bench-lab-k8s bench-inventory clean
+.PHONY: help setup run lab-down validate-local lab-k8s lab-k8s-verify lab-k8s-test lab-e2e test lint unit syntax install-check molecule bench-molecule bench-lab bench-lab-k8s bench-inventory clean
 
 help: ## List targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -42,7 +42,7 @@ validate-local: setup ## Capture this machine and validate it against an example
 # The stages of `make test`, in order; tools/run-stages.sh times each and ends with a table.
 # One after another: run together (`molecule+lab-e2e`), Molecule's VM and the lab's cluster
 # each ran 2-3 times slower on 2 cores and the pair took longer than the sum (docs/molecule.md).
-TEST_STAGES ?= lint unit install-check lab-k8s molecule lab-test lab-k8s-test
+TEST_STAGES ?= lint unit install-check lab-k8s molecule lab-e2e
 
 test: setup ## Every test: linters, syntax, unit, CLI, DB, wheel + tarball outside the checkout, Molecule, lab, lab Kubernetes (a table of stage seconds at the end)
 	tools/run-stages.sh $(TEST_STAGES)
@@ -69,12 +69,9 @@ molecule: setup ## Molecule: default (every prep role, one node) and the RAID0 V
 
 bench-molecule: molecule ## Converge and idempotent re-run time per scenario (printed by molecule)
 
-lab-test: setup ## End-to-end: a Docker lab rack (1 control plane + 2 workers), preflight, teardown
-	$(BIN)/pytest lab/tests -m lab
+lab-e2e: lab-k8s-test ## Every end-to-end suite of the lab (they share one lab cluster)
 
-lab-e2e: lab-test lab-k8s-test ## The lab's end-to-end suites, one after the other
-
-lab-k8s-test: lab-k8s ## End-to-end on Kubernetes: lab up --kubernetes, site.yml, the cluster through the kubernetes client
+lab-k8s-test: lab-k8s ## End-to-end on one lab cluster: lab up --kubernetes, SSH, site.yml, the cluster through the kubernetes client, a faulty worker's preflight, lab down
 	$(BIN)/pytest lab/tests -m kubernetes
 
 bench-lab: setup ## Print lab up (cold/warm) and preflight wall times for 2 and 4 workers
@@ -86,7 +83,7 @@ bench-lab-k8s: lab-k8s ## Print lab up --kubernetes and site (first run, re-run)
 bench-inventory: setup ## Record 1,000 synthetic nodes and diff them all, printing the figures
 	$(BIN)/python benchmarks/bench_inventory.py
 
-lab-k8s: setup ## Build Kubernetes v1.36.3, etcd, containerd, runc, CNI, crictl, helm, CoreDNS and images offline (cached)
+lab-k8s: setup ## Build Kubernetes v1.36.3, etcd, containerd, runc, CNI, crictl, CoreDNS and images offline (cached; helm only by `lab/k8s-build/build.sh --only helm`)
 	lab/k8s-build/build.sh
 
 lab-k8s-verify: lab-k8s ## Import the built images into a private containerd and run pause with our runc

@@ -2,7 +2,7 @@
 # Run make targets as timed stages and end with a table of each stage's seconds.
 #
 #   tools/run-stages.sh lint unit molecule          one after another; stop at the first failure
-#   tools/run-stages.sh lint 'molecule+lab-test'    a+b: both at once (output to logs, shown when done;
+#   tools/run-stages.sh lint 'molecule+lab-e2e'     a+b: both at once (output to logs, shown when done;
 #                                                    the table gives each one's seconds and the group's wall time)
 #   tools/run-stages.sh --table FILE                print the table of a stages file and exit
 #

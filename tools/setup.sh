@@ -43,4 +43,4 @@ fi
 "$venv/bin/python" -m pip install --quiet -c requirements/constraints.txt -e '.[dev]' -e ./lab
 site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 rm -f "$site/gpurack-collection.pth"   # left by earlier set-ups; it made the checkout shadow installs
-echo "setup: $venv ready ($("$venv/bin/ansible" --version | head -1))"
+echo "setup: $venv ready ($("$venv/bin/ansible" --version 2>/dev/null | sed -n 1p))"

@@ -6,7 +6,8 @@
 #
 # Usage:
 #   lab/k8s-build/build.sh                 build what is missing (`make lab-k8s`)
-#   lab/k8s-build/build.sh --only NAME...  build only these components (e.g. kubeadm helm)
+#   lab/k8s-build/build.sh --only NAME...  build only these components (e.g. kubeadm helm);
+#                                            helm is built only this way (ON_REQUEST below)
 #   lab/k8s-build/build.sh --update [DIR]  regenerate the wrapper go.mod/go.sum files
 #                                            from versions.env (needs the module proxy)
 #   lab/k8s-build/build.sh --print-dir     print the cache directory and exit
@@ -103,6 +104,9 @@ RECIPE=(
   "coredns|coredns|0||-s -w|github.com/coredns/coredns"
 )
 OPTIONAL=" coredns etcdctl "
+# Built only when named (`--only helm`): nothing in `make test` runs them yet, and helm alone
+# is about 90 s of a cold build. The recipe (and so the cache key) still holds them.
+ON_REQUEST=" helm "
 # runc is extra CGO work (libseccomp); per docs/lab-kubernetes.md containerd 2.x wants a
 # newer runc than Debian 12's 1.1.5, so it is built unless RUNC_VERSION is empty.
 [[ -z ${RUNC_VERSION:-} ]] && RECIPE=("${RECIPE[@]/#runc|*/}")
@@ -364,7 +368,10 @@ exec 9>"$OUT/.lock"
 flock -n 9 || { echo "k8s-build: another build holds $OUT/.lock" >&2; exit 75; }
 log "cache: $OUT"
 
-want() { (( ${#ONLY[@]} == 0 )) && return 0; local o; for o in "${ONLY[@]}"; do [[ $o == "$1" ]] && return 0; done; return 1; }
+want() {
+  (( ${#ONLY[@]} == 0 )) && { [[ $ON_REQUEST != *" $1 "* ]]; return; }
+  local o; for o in "${ONLY[@]}"; do [[ $o == "$1" ]] && return 0; done; return 1
+}
 
 ORDER=(modules)
 failed_required=0

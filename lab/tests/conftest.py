@@ -1,8 +1,9 @@
 """The lab's test fixtures: the shared ones of tests/conftest.py, and one lab cluster per session.
 
-Every Kubernetes end-to-end test takes `lab_cluster`: the lab with Kubernetes comes up once
-for the whole session (1 control plane, 2 workers), grows when a test asks for more workers
-(`lab_cluster.grow(3)`), and goes down when the session ends.
+Every end-to-end test takes `lab_cluster`: the lab with Kubernetes comes up once for the
+whole session (1 control plane, 2 workers), grows when a test asks for more workers
+(`lab_cluster.grow(3)`, `lab_cluster.grow(4, ("ib-port-down@lab-w4",))`), and goes down when
+the session ends, leaving nothing behind (asserted).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from types import ModuleType
 import pytest
 from gpurack import cli
 from gpurack_lab import docker, lab_kubernetes
-from lab_helpers import CLUSTER_WORKERS, LabCluster, docker_unusable
+from lab_helpers import CLUSTER_WORKERS, LabCluster, docker_unusable, lab_leftovers
 
 
 def _shared_conftest() -> ModuleType:
@@ -67,6 +68,7 @@ def lab_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabCluster
             yield cluster
         finally:
             assert cli.main(["lab", "down"]) == 0
+            assert lab_leftovers() == [], "lab down left these behind"
 
 
 @pytest.fixture(autouse=True)

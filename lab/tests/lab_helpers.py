@@ -6,14 +6,14 @@ import json
 import os
 import shutil
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 from gpurack import cli
-from gpurack_lab import docker, rack
-from gpurack_lab.state import load
+from gpurack_lab import disks, docker, rack
+from gpurack_lab.state import NETWORK, lab_dir, load
 
 
 def docker_unusable() -> str | None:
@@ -51,21 +51,45 @@ CLUSTER_WORKERS = 2
 
 @dataclass
 class LabCluster:
-    """The session's lab with Kubernetes: its state folder and how many workers it runs."""
+    """The session's lab with Kubernetes: its state folder, how many workers it runs, and the
+    faults (`ib-port-down@lab-w4`) its workers were started with."""
 
     state_dir: Path
     workers: int = 0
+    faults: list[str] = field(default_factory=list)
 
     def up_argv(self, workers: int) -> list[str]:
         profiles = [arg for name in CLUSTER_PROFILES for arg in ("--profile", name)]
-        return ["lab", "up", "--workers", str(workers), *profiles, "--kubernetes"]
+        faults = [arg for spec in self.faults for arg in ("--fault", spec)]
+        return ["lab", "up", "--workers", str(workers), *profiles, *faults, "--kubernetes"]
 
-    def grow(self, workers: int) -> int:
-        """`lab up` with at least this many workers (never fewer than it runs); its exit code."""
+    def grow(self, workers: int, faults: tuple[str, ...] = ()) -> int:
+        """`lab up` with at least this many workers (never fewer than it runs), the new ones
+        with `faults`; its exit code. A running worker keeps its profile and faults."""
         wanted = max(workers, self.workers)
         if wanted == self.workers:
             return 0
+        before = list(self.faults)
+        self.faults.extend(faults)
         code = cli.main(self.up_argv(wanted))
         if code == 0:
             self.workers = wanted
+        else:
+            self.faults = before
         return code
+
+
+def lab_leftovers() -> list[str]:
+    """What a `lab down` left behind: containers, network, loop disks, state, inventory."""
+    names = subprocess.run(
+        ["docker", "ps", "-a", "--format", "{{.Names}}"], capture_output=True, text=True, check=False
+    ).stdout
+    left = [f"container {n}" for n in names.split() if n.startswith("lab-")]
+    if docker.network_exists(NETWORK):
+        left.append(f"network {NETWORK}")
+    left += [f"loop disk {loop}" for loop in disks.attached_under(lab_dir())]
+    if lab_dir().exists():
+        left.append(f"state folder {lab_dir()}")
+    if rack.hosts_file().exists():
+        left.append(f"inventory {rack.hosts_file()}")
+    return left

@@ -3,16 +3,22 @@
 One control plane and two workers replaying real captures (h200x1, hgx-h100x8-ib), the
 offline Kubernetes build (`make lab-k8s`), kubeadm init/join, labels and taints from the
 facts, validation lifting the validating taint; asserted through the kubernetes client.
+The hosts themselves are read over SSH (the replayed hardware, the prepared state), and a
+last worker started with a real fault (`ib-port-down`) fails preflight on that one check.
+All of it on the session's one lab cluster (conftest.py), which goes down with nothing left.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from gpurack import cli
 from gpurack_lab import lab_kubernetes, rack
 from kubernetes import client, config
 from lab_helpers import LabCluster, json_run, ssh
@@ -77,12 +83,14 @@ def lab(lab_cluster: LabCluster) -> Iterator[LabCluster]:
 
 
 def test_site_builds_a_labelled_validated_cluster(
-    lab: LabCluster, capsys: pytest.CaptureFixture[str]
+    lab: LabCluster, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     inventory = str(rack.hosts_file().parent)
-    capsys.readouterr()
+    _assert_lab_up_again_changes_nothing(lab, capsys)
+    _assert_hosts_replay_their_hardware()
     code, first = json_run(["run", "site", "-i", inventory], capsys)
     assert code == 0, first
+    _assert_prepared_state()
     config.load_kube_config(config_file=str(lab_kubernetes.kubeconfig()))
     core = client.CoreV1Api()
 
@@ -118,6 +126,62 @@ def test_site_builds_a_labelled_validated_cluster(
     _assert_validation_taint_follows_the_verdict(core, inventory, capsys)
     _assert_stale_node_refused_then_replaced(core, inventory, capsys)
     _assert_grown_worker_joins_alone(lab, core, inventory, capsys)
+    _assert_preflight_fails_only_the_faulty_worker(lab, inventory, tmp_path / "reports", capsys)
+
+
+def _assert_lab_up_again_changes_nothing(lab: LabCluster, capsys: pytest.CaptureFixture[str]) -> None:
+    capsys.readouterr()
+    assert cli.main(lab.up_argv(lab.workers)) == 0, "a second lab up must report the running lab"
+    assert "lab already up" in capsys.readouterr().out
+
+
+def _assert_hosts_replay_their_hardware() -> None:
+    """Over SSH with the lab key: the replayed nvidia-smi, its refusal of what the capture
+    lacks (exit 2), and the loop disks as NVMe namespaces."""
+    assert ssh("lab-w2", "hostname").stdout.strip() == "lab-w2"
+    smi = ssh("lab-w2", "nvidia-smi -q")
+    assert smi.returncode == 0
+    assert "Attached GPUs                             : 8" in smi.stdout
+    assert ssh("lab-w2", "nvidia-smi dmon").returncode == 2
+    assert ssh("lab-w1", "test -b /dev/nvme0n1 && test -b /dev/nvme1n1").returncode == 0
+
+
+def _assert_prepared_state() -> None:
+    """What prepare left, read over SSH: scratch XFS mounted, containerd running, sysctls
+    persisted, and nvidia-peermem loaded at boot on the worker with GPUs and RDMA."""
+    for host in ("lab-w1", "lab-w2"):
+        assert "xfs" in ssh(host, "findmnt -n -o FSTYPE /raid").stdout, host
+        assert ssh(host, "systemctl is-active containerd").stdout.strip() == "active", host
+        assert "net.ipv4.ip_forward" in ssh(host, "cat /etc/sysctl.d/90-gpurack.conf").stdout, host
+    assert "nvidia-peermem" in ssh("lab-w2", "cat /etc/modules-load.d/nvidia-peermem.conf").stdout
+
+
+def _assert_preflight_fails_only_the_faulty_worker(
+    lab: LabCluster, inventory: str, reports: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A worker started with its first IB port down fails preflight on that one check; a
+    healthy worker of the same profile passes (its warnings do not fail the lab's pools)."""
+    assert lab.grow(4, ("ib-port-down@lab-w4",)) == 0
+    capsys.readouterr()
+    code, result = json_run(
+        ["run", "preflight", "-i", inventory, "-l", "lab-w2,lab-w4", "-e", f"preflight_report_dir={reports}"],
+        capsys,
+    )
+    assert code == 1, result
+    healthy = json.loads((reports / "lab-w2.json").read_text())
+    faulty = json.loads((reports / "lab-w4.json").read_text())
+    # The real HGX capture warns (clock slowdown reasons); warnings do not fail preflight in
+    # the lab's pools (preflight_fail_on_warn: false).
+    assert healthy["summary"]["verdict"] in {"pass", "warn"}
+    assert healthy["summary"]["fail"] == 0
+    assert [h["host"] for h in result["hosts"] if h["failed"]] == ["lab-w4"]
+    assert faulty["summary"]["verdict"] == "fail"
+    failed = [r for r in faulty["results"] if r["verdict"] == "fail"]
+    assert [r["id"] for r in failed] == ["rdma.ports.state"]
+    port = failed[0]
+    assert "mlx5_0" in f"{port['measured']} {port['reason']}"
+    assert port["expected"] is not None
+    assert port["remediation"]
 
 
 def _assert_labels_and_taints_from_the_facts(core: Any) -> None:
