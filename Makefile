@@ -16,7 +16,7 @@ LAB_PROFILES ?= --profile hgx-h100x8-ib --profile h200x1
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: help setup run lab-down validate-local lab-k8s lab-k8s-verify lab-k8s-test lab-e2e test lint unit syntax install-check molecule bench-molecule bench-lab bench-lab-k8s bench-inventory clean
+.PHONY: help setup run lab-down validate-local lab-k8s lab-k8s-verify lab-k8s-test lab-e2e test lint unit install-check molecule bench-molecule bench-lab bench-lab-k8s bench-inventory clean
 
 help: ## List targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -47,16 +47,33 @@ TEST_STAGES ?= lint unit install-check lab-k8s molecule lab-e2e
 test: setup ## Every test: linters, syntax, unit, CLI, DB, wheel + tarball outside the checkout, Molecule, lab, lab Kubernetes (a table of stage seconds at the end)
 	tools/run-stages.sh $(TEST_STAGES)
 
-lint: setup syntax ## ruff, mypy, import contracts, yamllint, ansible-lint (production profile)
-	$(BIN)/ruff check .
-	$(BIN)/ruff format --check .
-	$(BIN)/mypy
-	PYTHONPATH=$(CURDIR)/.collections $(BIN)/lint-imports
-	$(BIN)/yamllint -s .
+# The linters are independent: `make lint` runs them at once (-j), each one's output printed
+# whole when it ends (-O), and fails if any failed. ansible-lint, the longest, starts first.
+LINTERS := lint-ansible lint-mypy lint-yaml lint-ruff lint-imports syntax
+.PHONY: $(LINTERS)
+
+lint: setup ## ruff, mypy, import contracts, yamllint, ansible-lint (production profile), syntax, at once
+	$(MAKE) --no-print-directory -j -O -k $(LINTERS)
+
+lint-ansible:
 	$(BIN)/ansible-lint --offline -q
 
+lint-mypy:
+	$(BIN)/mypy
+
+lint-yaml:
+	$(BIN)/yamllint -s .
+
+lint-ruff:
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+lint-imports:
+	PYTHONPATH=$(CURDIR)/.collections $(BIN)/lint-imports
+
+# One ansible-playbook process checks them all (a broken one fails it, naming its file).
 syntax: setup ## ansible-playbook --syntax-check on every playbook
-	for p in playbooks/*.yml lab/playbooks/*.yml; do $(BIN)/ansible-playbook -i localhost, --syntax-check "$$p" >/dev/null; echo "syntax ok: $$p"; done
+	$(BIN)/ansible-playbook -i localhost, --syntax-check playbooks/*.yml lab/playbooks/*.yml
 
 unit: setup ## pytest: parsers, checks, filters, modules, CLI
 	$(BIN)/pytest -n $(PYTEST_WORKERS)
