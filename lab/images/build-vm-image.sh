@@ -12,7 +12,7 @@
 # and a `current` symlink to it. <hash> is the hash of this script, so a changed package
 # list rebuilds. FORCE=1 rebuilds anyway.
 #
-# Usage: lab/images/build-vm-image.sh [--print-dir]   (needs root, debootstrap, e2fsprogs)
+# Usage: tools/images/build-vm-image.sh [--print-dir]   (needs root, debootstrap, e2fsprogs)
 set -euo pipefail
 
 SUITE=bookworm
