@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Run the Molecule scenarios under molecule/ and print how long converge and idempotence
-# took in each (the `make bench-molecule` figures).
+# Run the Molecule scenarios under molecule/ and print how long each action took in each
+# (the `make bench-molecule` figures; per-task times are in the logs, from profile_tasks).
 #
 #   tools/molecule.sh                      every scenario (nvme_scratch_raid0, then default)
 #   tools/molecule.sh default              the named ones
@@ -9,9 +9,9 @@
 #
 # Per scenario: fresh 1 GiB sparse files under /tmp/gpurack-molecule/<scenario>/, attached
 # as loop devices and given to the container as /dev/nvme0n1 and /dev/nvme1n1
-# (GPURACK_MOLECULE_NVME0/1, read by .config/molecule/config.yml); then syntax, create,
-# prepare, converge, idempotence, verify, check and destroy, as `molecule test` would, but
-# one action at a time so each can be timed. The loops are detached and the files removed
+# (GPURACK_MOLECULE_NVME0/1, read by .config/molecule/config.yml); then destroy (only when
+# an instance is left over), syntax, create, prepare, converge, idempotence, verify, check
+# and destroy, as `molecule test` would, but one action at a time so each can be timed. The loops are detached and the files removed
 # on the way out, also on failure or Ctrl-C. Only loop devices this script attached are
 # touched: never the machine's disks.
 #
@@ -87,20 +87,37 @@ trap 'exit 130' INT TERM
 now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 
-declare -A RESULT CONVERGE IDEMPOTENCE CHECK TOTAL
+# An instance a leading destroy would have to clean up: the scenario's container, a VM
+# that vm.sh started, or Molecule's state saying created (a run killed half-way). When
+# there is none the leading destroy is skipped: on a clean machine it only costs
+# Molecule's start-up and a playbook (10-20 s per scenario).
+instance_exists() {   # $1 scenario
+  [[ -n $(docker ps -aq --filter "name=^gpurack-molecule-$1\$") ]] && return 0
+  compgen -G "${GPURACK_VM_STATE:-/tmp/gpurack-vm}/*" >/dev/null && return 0
+  grep -qs '^created: true' "$HOME"/.ansible/tmp/molecule.*."$1"/state.yml
+}
+
+ACTIONS=(destroy syntax create prepare converge idempotence verify check destroy)
+declare -A RESULT TOTAL SECS   # SECS[scenario:index into ACTIONS]
 run_scenario() {   # $1 scenario
-  local s=$1 log="$LOGDIR/$1.log" t0 t1 action
+  local s=$1 log="$LOGDIR/$1.log" t0 t1 i action
   CURRENT=$s
   : >"$log"
   attach_disks "$s"
   echo "== $s (disks ${LOOPS[*]}; log $log)"
   t0=$(now)
   RESULT[$s]=failed
-  local actions=(destroy syntax create prepare converge idempotence verify)
-  [[ $RUN_CHECK == 0 ]] || actions+=(check)
-  [[ -n ${GPURACK_MOLECULE_KEEP:-} ]] || actions+=(destroy)
-  for action in "${actions[@]}"; do
+  for i in "${!ACTIONS[@]}"; do
+    action=${ACTIONS[$i]}
+    if [[ $action == check && $RUN_CHECK == 0 ]] || [[ $i -gt 0 && $action == destroy && -n ${GPURACK_MOLECULE_KEEP:-} ]]; then
+      continue
+    fi
     printf '   %-12s' "$action"
+    if [[ $i -eq 0 ]] && ! instance_exists "$s"; then
+      echo "skipped (no instance)"
+      SECS[$s:$i]=skip
+      continue
+    fi
     t1=$(now)
     if ! molecule "$action" -s "$s" >"$WORK/$s/action.log" 2>&1; then
       cat "$WORK/$s/action.log" >>"$log"
@@ -110,6 +127,7 @@ run_scenario() {   # $1 scenario
       break
     fi
     cat "$WORK/$s/action.log" >>"$log"
+    SECS[$s:$i]=$(elapsed "$t1" "$(now)")
     # molecule check only runs --check --diff; a converged node must report no change.
     if [[ $action == check ]] && grep -Eq 'changed=[1-9]' "$WORK/$s/action.log"; then
       echo "FAILED (check mode reports changes on the converged node)"
@@ -117,13 +135,8 @@ run_scenario() {   # $1 scenario
       RESULT[$s]="failed:check-changed"
       break
     fi
-    echo "ok ($(elapsed "$t1" "$(now)") s)"
-    case $action in
-      converge) CONVERGE[$s]=$(elapsed "$t1" "$(now)") ;;
-      idempotence) IDEMPOTENCE[$s]=$(elapsed "$t1" "$(now)") ;;
-      check) CHECK[$s]=$(elapsed "$t1" "$(now)") ;;
-      verify) RESULT[$s]=verified ;;
-    esac
+    echo "ok (${SECS[$s:$i]} s)"
+    [[ $action == verify ]] && RESULT[$s]=verified
   done
   [[ ${RESULT[$s]} == verified ]] && RESULT[$s]=passed
   TOTAL[$s]=$(elapsed "$t0" "$(now)")
@@ -148,14 +161,17 @@ for s in "${SCENARIOS[@]}"; do
   run_scenario "$s"
 done
 
+# One row per scenario, one column per action in the order they ran (seconds; skip: the
+# leading destroy found no instance; -: not run).
 echo
-printf '| %-18s | %-20s | %11s | %14s | %8s | %8s |\n' scenario result converge_s idempotence_s check_s total_s
-printf '|%s|%s|%s|%s|%s|%s|\n' "$(printf -- '-%.0s' {1..20})" "$(printf -- '-%.0s' {1..22})" \
-  "$(printf -- '-%.0s' {1..13})" "$(printf -- '-%.0s' {1..16})" "$(printf -- '-%.0s' {1..10})" "$(printf -- '-%.0s' {1..10})"
+row() { printf '| %s ' "$@"; echo '|'; }
+row scenario result "${ACTIONS[@]}" total
+row $(printf -- '--- %.0s' $(seq $(( ${#ACTIONS[@]} + 3 ))))
 rc=0
 for s in "${SCENARIOS[@]}"; do
-  printf '| %-18s | %-20s | %11s | %14s | %8s | %8s |\n' "$s" "${RESULT[$s]}" "${CONVERGE[$s]:--}" \
-    "${IDEMPOTENCE[$s]:--}" "${CHECK[$s]:--}" "${TOTAL[$s]}"
+  cells=()
+  for i in "${!ACTIONS[@]}"; do cells+=("${SECS[$s:$i]:--}"); done
+  row "$s" "${RESULT[$s]}" "${cells[@]}" "${TOTAL[$s]}"
   [[ ${RESULT[$s]} == passed ]] || rc=1
 done
 exit $rc

@@ -35,11 +35,15 @@ start() {   # NAME PORT [DISK...]
   done
   mkdir -p "$dir"
   qemu-img create -q -f qcow2 -b "$IMAGE/rootfs.raw" -F raw "$dir/os.qcow2"
+  # Under emulation every guest syscall and page-table switch is costly: mitigations=off
+  # drops the kernel's Meltdown/Spectre work-arounds (page-table isolation above all), which
+  # protect nothing in a throw-away test VM and slow every process start (each Ansible task
+  # starts Python). The kexec reboot reuses this command line.
   local args=(
-    -name "gpurack-$name" -machine q35 -accel tcg -smp 2 -m 1536 -display none
+    -name "gpurack-$name" -machine q35 -accel tcg,thread=multi -smp 2 -m 1536 -display none
     -serial "file:$dir/console.log" -daemonize -pidfile "$dir/qemu.pid"
     -kernel "$IMAGE/vmlinuz" -initrd "$IMAGE/initrd.img"
-    -append "root=LABEL=gpurack-root rw console=ttyS0 quiet"
+    -append "root=LABEL=gpurack-root rw console=ttyS0 quiet mitigations=off"
     -drive "file=$dir/os.qcow2,if=none,id=os,format=qcow2" -device nvme,serial=gpurack-os,drive=os
     -netdev "user,id=net0,hostfwd=tcp:127.0.0.1:$port-:22" -device virtio-net-pci,netdev=net0,romfile=
   )
@@ -54,6 +58,10 @@ start() {   # NAME PORT [DISK...]
     (( SECONDS - t0 < SSH_WAIT_S )) || { tail -20 "$dir/console.log" >&2; die "$name: no SSH on 127.0.0.1:$port after $SSH_WAIT_S s"; }
     sleep 3
   done
+  # The image's package lists were fetched natively when it was built (build-vm-image.sh):
+  # mark them fresh, as on a node that ran `apt update` within the hour, so that an apt task
+  # with a cache_valid_time does not fetch and parse them again under emulation.
+  ssh_vm "$port" touch /var/lib/apt/lists
   echo "$name: up in $((SECONDS - t0)) s (ssh -p $port root@127.0.0.1, key $IMAGE/id_ed25519)"
 }
 
