@@ -17,8 +17,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._fact_view import count
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_facts import GpuFactsView, GpuView
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_models import GpuModel, find_model
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_views import GpuFactsView, GpuView
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._nic_facts import NicFactsView
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._os_facts import OsFactsView, XidEventView
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import (

@@ -18,11 +18,11 @@ from typing import Any
 
 import pytest
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._fact_view import FactView, UnknownFieldError
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_facts import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_smi import parse_nvidia_smi_text
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_views import (
     GpuFactsView,
     GpuView,
     NvLinkView,
-    parse_nvidia_smi_text,
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._nic_facts import (
     NicFactsView,
