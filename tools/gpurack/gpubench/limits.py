@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_models import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_model_type import (
     PCIE_RATES,
     PCIE_SOURCE,
     GpuModel,

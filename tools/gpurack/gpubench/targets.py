@@ -6,7 +6,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_models import GpuModel, find_model
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_model_type import GpuModel
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_models import find_model
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_views import GpuFactsView, GpuView
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import (
     CheckResult,
