@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from gpurack.drift import Drift, HostState, diff, state_from_facts
+from gpurack.drift import Drift, diff
+from gpurack.hoststate import HostState, state_from_facts
 from inventory_helpers import REAL_SERIAL, capture_facts, hgx_facts, result
 
 

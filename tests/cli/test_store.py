@@ -15,8 +15,8 @@ import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from gpurack.db import Base, connect, database_url, head_revision
-from gpurack.drift import state_from_facts
 from gpurack.errors import ExitCode, GpurackError, NotAssessedError, UsageError
+from gpurack.hoststate import state_from_facts
 from gpurack.inventory import NodeRecord, RunRecord, Store, open_store
 from inventory_helpers import capture_facts, hgx_facts, result
 from pg_helpers import BACKENDS, backend_url, shared_server

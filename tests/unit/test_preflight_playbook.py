@@ -130,3 +130,31 @@ def test_a_warn_is_reported_as_warn_and_fails_only_with_fail_on_warn(
         assert "warned and preflight_fail_on_warn is true: os.cgroup_v2" in out
     else:
         assert proc.returncode == 0, out
+
+
+@pytest.fixture(scope="module")
+def nothing_readable_capture(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A capture bundle holding only `uname -a`: no facts can be read, so every check skips."""
+    root = tmp_path_factory.mktemp("capture") / "uname-only"
+    root.mkdir()
+    shutil.copyfile(H200X1 / "uname.txt", root / "uname.txt")
+    return root
+
+
+def test_a_skip_node_fails_saying_nothing_was_assessed(
+    nothing_readable_capture: Path, tmp_path: Path
+) -> None:
+    extra = {"gpurack_facts_root": str(nothing_readable_capture), "preflight_report_dir": str(tmp_path)}
+    proc = _run("-e", json.dumps(extra))
+    out = proc.stdout + proc.stderr
+    assert "Traceback" not in out
+    report = json.loads((tmp_path / "localhost.json").read_text())
+    assert report["summary"]["verdict"] == "skip"  # the module's node verdict
+    assert {r["verdict"] for r in report["results"]} == {"skip"}
+    assert "preflight summary, 1 host(s): 0 pass, 0 warn, 0 fail, 1 skip (nothing assessed)" in out
+    assert proc.returncode != 0, out
+    failure = " ".join(out[out.index("preflight SKIP on localhost") :].split())  # unwrapped
+    checks = len(report["results"])
+    assert failure.startswith(f"preflight SKIP on localhost: nothing was assessed, all {checks} checks")
+    # The skip reasons say why: here, no GPU facts could be read.
+    assert "GPU facts unavailable" in failure

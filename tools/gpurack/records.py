@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-from gpurack.drift import Drift, HostState
+from gpurack.drift import Drift
+from gpurack.hoststate import HostState
 
 RunKind = Literal["run", "validate", "capture"]
 

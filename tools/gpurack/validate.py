@@ -17,6 +17,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks import ru
 
 from gpurack import facts, render
 from gpurack.errors import ExitCode, UsageError
+from gpurack.gpubench import burnin
 from gpurack.gpubench import tier as measured_tier
 from gpurack.inventory import NodeRecord, RunRecord, open_store
 
@@ -91,7 +92,7 @@ def _measure(node: facts.NodeFacts, tier: str, burn_in_s: float) -> list[CheckRe
     with render.status(f"{tier} tier on {node.host}") as say:
         if tier == "standard":
             return measured_tier.run_standard(node.facts, gather, say)
-        return measured_tier.run_burn_in(burn_in_s, node.facts, gather, say)
+        return burnin.run_burn_in(burn_in_s, node.facts, gather, say)
 
 
 def record(validation: Validation, pool: dict[str, Any], db: str | None) -> int:

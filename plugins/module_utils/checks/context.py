@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._expect import get
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_facts import GpuFactsView, GpuView
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_views import GpuFactsView, GpuView
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._nic_facts import NicFactsView, RdmaPortView
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._numa_facts import NumaFactsView
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._nvme_facts import NvmeFactsView

@@ -9,7 +9,7 @@ import re
 from typing import Any
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._expect import ExpectKey
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_facts import GpuView, NvLinkView
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_views import GpuView, NvLinkView
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._nic_facts import RdmaPortView
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import CheckResult
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.context import (

@@ -9,8 +9,8 @@ import re
 from typing import Any
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._expect import ExpectKey
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_facts import GpuView
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_models import find_model, resolve_model
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_views import GpuView
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import CheckResult, Verdict
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._xid_catalogue import xid_info
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.context import (

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_facts import GpuView
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_models import resolve_model
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_views import GpuView
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import CheckResult
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.context import (
     Context,

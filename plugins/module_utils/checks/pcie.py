@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._expect import ExpectKey
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_facts import GpuView
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_models import pcie_ceiling_gbps
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_model_type import pcie_ceiling_gbps
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_views import GpuView
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._pci_facts import (
     PciDeviceView,
     PciFactsView,

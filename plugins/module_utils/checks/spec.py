@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._expect import ExpectKey
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_models import GpuModel
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_model_type import GpuModel
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import (
     CheckResult,
     Evidence,

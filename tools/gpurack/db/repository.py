@@ -11,8 +11,8 @@ from gpurack.db.engine import Database
 from gpurack.db.models import CheckResult, Gpu, Node, Run, Snapshot
 from gpurack.db.states import load_states
 from gpurack.db.writes import write_run
-from gpurack.drift import HostState
 from gpurack.errors import UsageError
+from gpurack.hoststate import HostState
 from gpurack.records import (
     ExportRow,
     HistoryEntry,

@@ -9,9 +9,9 @@ from typing import Any, TypeVar
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from gpurack import drift
+from gpurack import hoststate
 from gpurack.db.models import CheckResult, Disk, Gpu, Nic, Snapshot
-from gpurack.drift import DiskState, GpuState, HostState, NicState
+from gpurack.hoststate import DiskState, GpuState, HostState, NicState
 
 T = TypeVar("T")
 # SQLite allows 32766 bound parameters per statement; stay far below for IN (...) lists.
@@ -79,7 +79,7 @@ def load_states(session: Session, snapshot_ids: Sequence[int]) -> dict[int, Host
             gpus=tuple(gpus[sid]),
             nics=tuple(nics[sid]),
             disks=tuple(disks[sid]),
-            checks=drift.checks_from_results(checks[sid]),
+            checks=hoststate.checks_from_results(checks[sid]),
             labels=tuple(sorted((str(k), str(v)) for k, v in labels.items())),
         )
         for sid, (kernel, driver, cuda, labels) in heads.items()

@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 
 from gpurack.db.models import Base, CheckResult, Disk, Gpu, Nic, Node, Run, Snapshot, utcnow
 from gpurack.db.states import chunks
-from gpurack.drift import GpuState
+from gpurack.hoststate import GpuState
 from gpurack.records import NodeRecord, RunRecord, SnapshotRow
 
 

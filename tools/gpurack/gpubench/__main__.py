@@ -23,7 +23,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import 
 )
 
 from gpurack import local
-from gpurack.gpubench import measure, tier
+from gpurack.gpubench import burnin, measure, tier
 
 
 def _gather() -> dict[str, Any]:
@@ -60,7 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.tier == "standard":
         results = tier.run_standard(facts, _gather, _progress)
     else:
-        results = tier.run_burn_in(
+        results = burnin.run_burn_in(
             args.duration, facts, _gather, _progress, sample_interval_s=args.sample_interval
         )
     duration = round(time.monotonic() - t0, 1)

@@ -12,13 +12,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_facts import GpuView
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_models import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_model_type import (
     PCIE_RATES,
     PCIE_SOURCE,
     GpuModel,
     pcie_ceiling_gbps,
 )
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_views import GpuView
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import Verdict
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.spec import specs
 

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import VERDICTS, node_verdict
 
-from gpurack import db, drift
+from gpurack import db, drift, hoststate
 from gpurack.drift import Drift
 from gpurack.errors import UsageError
 from gpurack.inventory.export import export_csv, export_json
@@ -73,7 +73,9 @@ class Store:
             twice = sorted({h for h in hosts if hosts.count(h) > 1})
             raise UsageError(f"cannot record run: host listed twice: {', '.join(twice)}")
         rows = [
-            SnapshotRow(n, drift.state_from_facts(n.facts, n.results, n.labels), snapshot_verdict(n.results))
+            SnapshotRow(
+                n, hoststate.state_from_facts(n.facts, n.results, n.labels), snapshot_verdict(n.results)
+            )
             for n in nodes
         ]
         return self._repo.write_run(run, rows)

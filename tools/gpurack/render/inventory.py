@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from gpurack.drift import HostState
+from gpurack.hoststate import HostState
 from gpurack.records import Comparison, HistoryEntry, NodeSummary, SnapshotView
 from gpurack.render.console import stdout_console
 from gpurack.render.text import cell, plural, when

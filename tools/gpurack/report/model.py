@@ -20,7 +20,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import 
 )
 
 from gpurack import __version__
-from gpurack.drift import GpuState
+from gpurack.hoststate import GpuState
 from gpurack.inventory import RunView, SnapshotView
 from gpurack.report.catalogue import check_info
 from gpurack.report.findings import group

@@ -8,11 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_facts import (
-    gather_gpu,
-    parse_nvidia_smi_text,
-)
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_facts import gather_gpu
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_models import find_model
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_smi import parse_nvidia_smi_text
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._nic_facts import gather_nic
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._numa_facts import gather_numa
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._nvme_facts import gather_nvme

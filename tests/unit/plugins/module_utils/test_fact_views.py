@@ -12,17 +12,18 @@ Three guards (issue 12, point 2):
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._fact_view import FactView, UnknownFieldError
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_facts import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_smi import parse_nvidia_smi_text
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_views import (
     GpuFactsView,
     GpuView,
     NvLinkView,
-    parse_nvidia_smi_text,
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._nic_facts import (
     NicFactsView,
@@ -198,3 +199,38 @@ def test_checks_and_gpubench_index_no_fact_dict_outside_the_views() -> None:
             if isinstance(literal, str) and literal in fact_keys:
                 found.append(f"{path.relative_to(REPO)}:{node.lineno}: {literal!r}")
     assert found == []
+
+
+def _facts_doc_sections() -> dict[str, str]:
+    """docs/facts.md per fact (`## \\`gpurack_gpu\\``...), the conventions heading the file."""
+    text = (REPO / "docs/facts.md").read_text()
+    head, *parts = text.split("\n## `")
+    sections = {part.split("`", 1)[0]: part for part in parts}
+    return {name: head + body for name, body in sections.items()}
+
+
+@pytest.fixture(scope="module")
+def gathered(tmp_path_factory: pytest.TempPathFactory) -> dict[type[FactView], set[str]]:
+    """Per view, every path `gather_all` wrote over the captures (the facts' own shape)."""
+    empty = tmp_path_factory.mktemp("empty-capture")
+    found: dict[type[FactView], set[str]] = {view: set(view.FIELDS) for view in WHERE}
+    for facts in [gather_all(CaptureSource(root)) for root in [*CAPTURES, empty]]:
+        for view, (fact, path) in WHERE.items():
+            for element in _elements(facts.get(fact), path):
+                found[view] |= set(_paths(element))
+    return found
+
+
+@pytest.mark.parametrize("view", list(WHERE), ids=lambda v: v.__name__)
+def test_every_key_a_parser_produces_is_documented(
+    view: type[FactView], gathered: dict[type[FactView], set[str]]
+) -> None:
+    fact, _ = WHERE[view]
+    section = _facts_doc_sections()[fact]
+    # Keys of open maps (the topology matrix, services, modules, counters) are data, not schema.
+    data_maps = ("links.", "services.", "modules.", "counters.", "nic_names.")
+    keys = {p for p in gathered[view] if not any(m in f".{p}" for m in data_maps)}
+    undocumented = sorted(
+        p for p in keys if not re.search(rf"\b{re.escape(p.rsplit('.', 1)[-1])}\b", section)
+    )
+    assert undocumented == []

@@ -13,16 +13,17 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils._capture import 
     parse_capture_file,
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import FactsError
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_facts import (
-    gather_gpu,
-    normalize_bus_id,
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_facts import gather_gpu
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_pci_scan import pcie_gen, scan_pci_gpus
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_smi import (
     parse_nvidia_smi_text,
     parse_nvidia_smi_xml,
+)
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_topology import (
     parse_nvlink_status,
     parse_topo_matrix,
-    pcie_gen,
-    scan_pci_gpus,
 )
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_values import normalize_bus_id
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import CaptureSource
 
 H100X8 = "nvidia-smi-q.535.161.08.h100x8"

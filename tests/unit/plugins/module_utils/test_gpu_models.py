@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 
 import pytest
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_model_table import MODELS
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_model_type import pcie_ceiling_gbps
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_models import (
-    MODELS,
     find_model,
-    pcie_ceiling_gbps,
     render_models_markdown,
     resolve_model,
     slug_from_name,

@@ -6,8 +6,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_facts import (
-    gather_gpu,
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_facts import gather_gpu
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_smi import (
     parse_nvidia_smi_text,
     parse_nvidia_smi_xml,
 )

@@ -6,10 +6,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_facts import (
-    gather_gpu,
-    parse_nvidia_smi_text,
-)
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_facts import gather_gpu
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_smi import parse_nvidia_smi_text
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._labels import (
     LabelError,
     fabric_label,
