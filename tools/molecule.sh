@@ -3,7 +3,7 @@
 # (the `make bench-molecule` figures; per-task times are in the logs, from profile_tasks).
 #
 #   tools/molecule.sh                      every scenario (nvme_scratch_raid0, then default)
-#   tools/molecule.sh default              the named ones
+#   tools/molecule.sh default              the named ones (make molecule-default, molecule-raid0)
 #   GPURACK_MOLECULE_CHECK=0 tools/molecule.sh    skip the `molecule check` (--check --diff) pass
 #   GPURACK_MOLECULE_KEEP=1 tools/molecule.sh X   leave the container (and its loop disks) up
 #
@@ -153,8 +153,13 @@ else
   [[ -f molecule/default/molecule.yml ]] && SCENARIOS+=(default)
 fi
 
+# Two scenarios may run at once (`make molecule-raid0` beside `make molecule-default`): one
+# of them starts dockerd and builds the node image, the other waits for it.
+exec 8>/run/lock/gpurack-molecule-setup.lock
+flock 8
 ensure_dockerd
 lab/images/build-node-image.sh
+flock -u 8
 
 for s in "${SCENARIOS[@]}"; do
   [[ -f molecule/$s/molecule.yml ]] || die "no scenario molecule/$s"
