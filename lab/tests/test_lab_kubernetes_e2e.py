@@ -213,11 +213,12 @@ def _assert_inventory_label_added_then_removed(
     (HOST_VARS / "lab-w1.yml").write_text(
         yaml.safe_dump({"gpurack_pool": {**pool, "labels": {"team": "vision"}}})
     )
-    code, added = json_run(["run", "site", "-i", inventory, "-l", "lab-w1"], capsys)
+    # Labels are the join phase's (node_labels), so the join playbook alone shows them.
+    code, added = json_run(["run", "join", "-i", inventory, "-l", "lab-w1"], capsys)
     assert code == 0, added
     assert core.read_node("lab-w1").metadata.labels.get("team") == "vision"
     (HOST_VARS / "lab-w1.yml").unlink()
-    code, removed = json_run(["run", "site", "-i", inventory, "-l", "lab-w1"], capsys)
+    code, removed = json_run(["run", "join", "-i", inventory, "-l", "lab-w1"], capsys)
     assert code == 0, removed
     assert [h["changed"] for h in removed["hosts"]] == [1], removed
     w1 = core.read_node("lab-w1")
@@ -258,7 +259,8 @@ def _assert_stale_node_refused_then_replaced(
 ) -> None:
     """A re-imaged host whose old Node is still there is refused, then replaced on request."""
     assert ssh("lab-w2", "kubeadm reset --force").returncode == 0
-    code, refused = json_run(["run", "site", "-i", inventory, "-l", "lab-w2"], capsys)
+    # The refusal is kubeadm_join's; the rejoin runs site, whose validation lifts the taint.
+    code, refused = json_run(["run", "join", "-i", inventory, "-l", "lab-w2"], capsys)
     assert code != 0 and refused["failed"] == ["lab-w2"], refused
     code, rejoined = json_run(
         ["run", "site", "-i", inventory, "-l", "lab-w2", "-e", "kubeadm_join_replace_stale=true"], capsys
