@@ -55,7 +55,8 @@ def register(subparsers: Subparsers) -> None:
 
 
 def _store(args: argparse.Namespace) -> Store:
-    return open_store(args.db)
+    """The inventory to read: a missing one is a usage error (64), never created."""
+    return open_store(args.db, create=False)
 
 
 def handle_list(args: argparse.Namespace) -> int:

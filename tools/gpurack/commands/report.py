@@ -52,7 +52,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def handle(args: argparse.Namespace) -> int:
     """Run `gpurack report RUN`; exit 0 once the files are written, whatever the verdicts."""
-    with open_store(args.db) as store:
+    with open_store(args.db, create=False) as store:
         view = store.run(args.run)
     doc = report.build(view)
     folder = args.output if args.output is not None else Path(f"gpurack-report-run-{view.run_id}")

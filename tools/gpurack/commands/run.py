@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from gpurack import harvest, project, render, runner
+from gpurack import harvest, inventory, project, render, runner
 from gpurack.commands import Subparsers
+from gpurack.commands.recording import record_or_warn
 from gpurack.runner import RunRequest
 
 
@@ -36,7 +37,12 @@ def register(subparsers: Subparsers) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    """Run `gpurack run`; the exit code says ok (0), failed (1) or unreachable (2)."""
+    """Run `gpurack run`; the exit code says ok (0), failed (1) or unreachable (2).
+
+    The recap is printed before the hosts are recorded: a database failure is a warning.
+    """
+    if not args.no_record:
+        inventory.check_database(args.db)  # a bad --db is a usage error before any host changes
     request = RunRequest(
         playbook=project.resolve_playbook(args.playbook),
         inventory=project.resolve_inventory(args.inventory),
@@ -54,5 +60,9 @@ def handle(args: argparse.Namespace) -> int:
         result = runner.run_playbook(request, runs_dir, render.task_event)
         render.run_recap(result)
     if not args.no_record:
-        harvest.record_run(result.artifact_dir, Path(request.playbook).name, result.status, args.db)
+        record_or_warn(
+            lambda: harvest.record_run(
+                result.artifact_dir, Path(request.playbook).name, result.status, args.db
+            )
+        )
     return result.exit_code

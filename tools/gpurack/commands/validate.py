@@ -7,9 +7,10 @@ from pathlib import Path
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.spec import TIERS
 
-from gpurack import config, facts, render, validate
+from gpurack import config, facts, inventory, render, validate
 from gpurack.commands import Subparsers
 from gpurack.commands.facts import add_origin_arguments, origin_from_args
+from gpurack.commands.recording import record_or_warn
 
 
 def register(subparsers: Subparsers) -> None:
@@ -37,18 +38,24 @@ def register(subparsers: Subparsers) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    """Run `gpurack validate`; the exit code says pass (0) or fail (1)."""
-    # Expectations are checked before any hardware is read: a typo is a usage error, not a verdict.
+    """Run `gpurack validate`; the exit code says pass (0) or fail (1), whatever the inventory does.
+
+    Reports are printed and written first, then recorded: a database failure is a warning.
+    """
+    # Expectations and the --db URL are checked before any hardware is read: a typo is a usage
+    # error, not a verdict.
     expect = config.load_expect(args.expect)
     pool = config.load_pool(args.pool)
+    if not args.no_record:
+        inventory.check_database(args.db)
     node = facts.read_node(origin_from_args(args), pool)
     validation = validate.validate(node, expect, args.tier, burn_in_s=args.duration)
-    if not args.no_record:
-        validate.record(validation, pool, args.db)
     if args.output is not None:
         validate.write_reports(validation, args.output)
     if args.json:
         render.json_out(validation.as_dict())
     else:
         render.results_table(node.host, validation.result_dicts(), validation.summary)
+    if not args.no_record:
+        record_or_warn(lambda: validate.record(validation, pool, args.db))
     return validation.exit_code

@@ -2,34 +2,36 @@
 
 `connect()` opens (and migrates) a database; `Repository` reads and writes the records of
 `gpurack.records`. Callers go through `gpurack.inventory`, which holds the domain rules.
+`mask()` is how any database URL is printed.
 """
 
 from __future__ import annotations
 
 from gpurack.db.engine import (
-    DEFAULT_DB,
     MIGRATIONS,
     Database,
+    check_settings,
     connect,
-    database_url,
     head_revision,
-    mask,
     migrate,
-    shown,
 )
+from gpurack.db.failures import DEFAULT_WAIT_S, WAIT_ENV
 from gpurack.db.models import Base
 from gpurack.db.repository import Repository
+from gpurack.db.urls import DEFAULT_DB, database_url, mask
 
 __all__ = [
     "DEFAULT_DB",
+    "DEFAULT_WAIT_S",
     "MIGRATIONS",
+    "WAIT_ENV",
     "Base",
     "Database",
     "Repository",
+    "check_settings",
     "connect",
     "database_url",
     "head_revision",
     "mask",
     "migrate",
-    "shown",
 ]

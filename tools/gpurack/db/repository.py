@@ -44,18 +44,20 @@ class Repository:
 
     def write_run(self, run: RunRecord, rows: Sequence[SnapshotRow]) -> int:
         """Store one run and its snapshots in one transaction; return the run id."""
-        with self.database.sessions.begin() as session:
-            return write_run(session, run, rows)
+        return self.database.transact(lambda session: write_run(session, run, rows))
 
     def set_k8s_node_name(self, host: str, name: str) -> None:
         """Set the Kubernetes node name of a known host (UsageError when unknown)."""
-        with self.database.sessions.begin() as session:
+
+        def rename(session: Session) -> None:
             _node(session, host).k8s_node_name = name
+
+        self.database.transact(rename)
 
     # -- reading ---------------------------------------------------------------------------
 
     def hosts(self) -> list[str]:
-        with self.database.sessions() as session:
+        with self.database.reading() as session:
             return list(session.scalars(select(Node.host).order_by(Node.host)))
 
     def list_nodes(self) -> list[NodeSummary]:
@@ -85,7 +87,7 @@ class Repository:
             .group_by(Node.id, latest.c.runs, Snapshot.id)
             .order_by(Node.host)
         )
-        with self.database.sessions() as session:
+        with self.database.reading() as session:
             return [
                 NodeSummary(
                     host=node.host,
@@ -105,7 +107,7 @@ class Repository:
 
     def history(self, host: str) -> list[HistoryEntry]:
         """Every snapshot of `host`, oldest first (UsageError for an unknown host)."""
-        with self.database.sessions() as session:
+        with self.database.reading() as session:
             node = _node(session, host)
             query = (
                 select(
@@ -138,18 +140,18 @@ class Repository:
 
     def snapshot_runs(self, host: str) -> dict[int, int]:
         """Run id -> snapshot id of every snapshot of `host`, oldest run first."""
-        with self.database.sessions() as session:
+        with self.database.reading() as session:
             return _snapshot_ids(session, _node(session, host))
 
     def snapshot(self, snapshot_id: int) -> SnapshotView:
         """One snapshot with its node, run and check results."""
-        with self.database.sessions() as session:
+        with self.database.reading() as session:
             snap = session.get_one(Snapshot, snapshot_id, options=[selectinload(Snapshot.checks)])
             return _snapshot_view(snap.node, snap, load_states(session, [snap.id])[snap.id])
 
     def states(self, snapshot_ids: Sequence[int]) -> dict[int, HostState]:
         """The comparable state of each snapshot, by snapshot id."""
-        with self.database.sessions() as session:
+        with self.database.reading() as session:
             return load_states(session, snapshot_ids)
 
     def run(self, run_id: int | None = None) -> RunView:
@@ -158,7 +160,7 @@ class Repository:
         Raises:
             UsageError: no such run, or no run recorded yet.
         """
-        with self.database.sessions() as session:
+        with self.database.reading() as session:
             run = _run(session, run_id)
             query = (
                 select(Node, Snapshot)
@@ -196,7 +198,7 @@ class Repository:
             .outerjoin(Run, Run.id == Snapshot.run_id)
             .order_by(Node.host)
         )
-        with self.database.sessions() as session:
+        with self.database.reading() as session:
             found = list(session.execute(query))
             states = load_states(session, [row[1] for row in found if row[1] is not None])
         out: list[ExportRow] = []

@@ -1,4 +1,8 @@
-"""Write one run and its snapshots: a Run row, upserted Nodes, Snapshots and their child rows."""
+"""Write one run and its snapshots: a Run row, upserted Nodes, Snapshots and their child rows.
+
+Runs and snapshots are new rows with ids of their own; only nodes are shared between runs, so
+only they are upserted.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,9 @@ from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import insert, select
+from sqlalchemy import case, func, insert
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 from gpurack.db.models import Base, CheckResult, Disk, Gpu, Nic, Node, Run, Snapshot, utcnow
@@ -58,24 +64,45 @@ def _snapshot_row(run_id: int, node_id: int, row: SnapshotRow) -> dict[str, Any]
 
 
 def upsert_nodes(session: Session, nodes: Sequence[NodeRecord], seen: datetime) -> dict[str, int]:
-    """Create or update the Node of each record; return host -> node id."""
-    existing: dict[str, Node] = {}
-    for chunk in chunks([n.host for n in nodes]):
-        existing.update((row.host, row) for row in session.scalars(select(Node).where(Node.host.in_(chunk))))
-    for record in nodes:
-        row = existing.get(record.host)
-        if row is None:
-            row = Node(host=record.host, first_seen=seen, last_seen=seen)
-            session.add(row)
-            existing[record.host] = row
-        row.last_seen = max(row.last_seen, seen)
-        row.first_seen = min(row.first_seen, seen)
-        if record.pool is not None:
-            row.pool = record.pool
-        if record.k8s_node_name is not None:
-            row.k8s_node_name = record.k8s_node_name
-    session.flush()
-    return {host: row.id for host, row in existing.items()}
+    """Create or update the Node of each record in one INSERT ... ON CONFLICT; return host -> node id.
+
+    Atomic: two processes recording the same new host both get its one row. Hosts go in sorted
+    order, so two PostgreSQL transactions lock the rows they share in the same order.
+    """
+    ids: dict[str, int] = {}
+    ordered = sorted(nodes, key=lambda n: n.host)
+    for chunk in chunks(ordered):
+        statement = _upsert(session, chunk, seen)
+        ids.update((host, node_id) for node_id, host in session.execute(statement))
+    return ids
+
+
+def _upsert(session: Session, nodes: Sequence[NodeRecord], seen: datetime) -> Any:
+    """INSERT the nodes; a host already there keeps its earliest first_seen and known pool and name."""
+    dialect = session.get_bind().dialect.name
+    insert_into = postgresql_insert if dialect == "postgresql" else sqlite_insert
+    statement = insert_into(Node).values(
+        [
+            {
+                "host": n.host,
+                "pool": n.pool,
+                "k8s_node_name": n.k8s_node_name,
+                "first_seen": seen,
+                "last_seen": seen,
+            }
+            for n in nodes
+        ]
+    )
+    new = statement.excluded
+    return statement.on_conflict_do_update(
+        index_elements=[Node.host],
+        set_={
+            "first_seen": case((new.first_seen < Node.first_seen, new.first_seen), else_=Node.first_seen),
+            "last_seen": case((new.last_seen > Node.last_seen, new.last_seen), else_=Node.last_seen),
+            "pool": func.coalesce(new.pool, Node.pool),
+            "k8s_node_name": func.coalesce(new.k8s_node_name, Node.k8s_node_name),
+        },
+    ).returning(Node.id, Node.host)
 
 
 def _insert_children(session: Session, snapshot_ids: Sequence[int], rows: Sequence[SnapshotRow]) -> None:

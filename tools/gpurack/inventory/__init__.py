@@ -8,7 +8,7 @@ returns (`RunRecord`, `NodeRecord`, `SnapshotView`, `RunView`, ...) are those of
 from __future__ import annotations
 
 from gpurack.inventory.export import CSV_FIELDS
-from gpurack.inventory.store import ExportFormat, Store, open_store, snapshot_verdict
+from gpurack.inventory.store import ExportFormat, Store, check_database, open_store, snapshot_verdict
 from gpurack.records import (
     Comparison,
     HistoryEntry,
@@ -32,6 +32,7 @@ __all__ = [
     "RunView",
     "SnapshotView",
     "Store",
+    "check_database",
     "open_store",
     "snapshot_verdict",
 ]

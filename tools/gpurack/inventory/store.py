@@ -170,11 +170,23 @@ class Store:
         return export_json(rows) if fmt == "json" else export_csv(rows)
 
 
-def open_store(url: str | None = None) -> Store:
+def open_store(url: str | None = None, *, create: bool = True) -> Store:
     """Open the inventory at `url` (else `$GPURACK_DB`, else the default SQLite file).
 
+    The read-only verbs pass `create=False`: a database that is not there is then a usage
+    error, and nothing is created.
+
     Raises:
-        UsageError: (64) unparseable or unsupported URL.
-        NotAssessedError: (2) unreachable server or unopenable file.
+        UsageError: (64) unparseable or unsupported URL; without `create`, no inventory there.
+        NotAssessedError: (2) unreachable server, unopenable file, busy database.
     """
-    return Store(db.connect(url))
+    return Store(db.connect(url, create=create))
+
+
+def check_database(url: str | None = None) -> str:
+    """The masked URL of the inventory `open_store(url)` would open, checked without opening it.
+
+    Raises:
+        UsageError: (64) unparseable or unsupported URL, or a bad `$GPURACK_DB_TIMEOUT`.
+    """
+    return db.check_settings(url)

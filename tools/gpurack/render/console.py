@@ -40,6 +40,11 @@ def error(exc: GpurackError, debug: bool = False) -> int:
     return int(exc.code)
 
 
+def warning(message: str) -> None:
+    """One warning line on stderr: something went wrong that does not change the exit code."""
+    sys.stderr.write(f"{PROG}: warning: {message}\n")
+
+
 def internal_error(exc: BaseException, debug: bool = False) -> int:
     """Report a bug: the traceback with --debug, else one line asking for it."""
     if debug:
