@@ -228,6 +228,9 @@ def test_report_unknown_run_exits_64_one_line(
 
 
 def test_report_empty_inventory_exits_64(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    open_store(
+        str(tmp_path / "empty.db")
+    ).close()  # an inventory with no runs (a missing one: test_inventory_cli)
     code = main(["report", "latest", "--db", str(tmp_path / "empty.db"), "--output", str(tmp_path / "r")])
     assert code == ExitCode.USAGE
     assert (

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -14,7 +16,7 @@ from pathlib import Path
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from gpurack.db import Base, connect, database_url, head_revision
+from gpurack.db import Base, connect, database_url, head_revision, mask
 from gpurack.errors import ExitCode, GpurackError, NotAssessedError, UsageError
 from gpurack.hoststate import state_from_facts
 from gpurack.inventory import NodeRecord, RunRecord, Store, open_store
@@ -304,3 +306,161 @@ def test_open_store_not_a_database_file_not_assessed(tmp_path: Path) -> None:
     junk.write_bytes(b"this is not sqlite" * 100)
     with pytest.raises(NotAssessedError, match="file is not a database"):
         open_store(str(junk))
+
+
+# -- URLs are masked by parsing --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("postgresql://admin:hun@ter2@db/inv", "postgresql://admin:***@db/inv"),
+        ("postgresql://admin:hun?ter2/x@db:5433/inv", "postgresql://admin:***@db:5433/inv"),
+        ("postgresql://admin:hunter2%40x@db/inv", "postgresql://admin:***@db/inv"),
+        ("postgresql://admin@db/inv?password=hunter2", "postgresql://admin@db/inv?password=***"),
+        (
+            "postgresql://admin@db/inv?application_name=gpurack&sslpassword=hunter2",
+            "postgresql://admin@db/inv?application_name=gpurack&sslpassword=***",
+        ),
+        ("postgresql://admin:hun@t/er2@db/inv", "postgresql://admin:***@db/inv"),
+        # Unparseable: hidden all the same.
+        ("postgresql://admin:hunter2@db:port/inv", "postgresql://admin:***@db:port/inv"),
+        ("sqlite://user:hunter2@/var/inv.db", "sqlite://user:***@/var/inv.db"),
+        ("/var/lib/gpurack/inventory.db", "/var/lib/gpurack/inventory.db"),
+    ],
+)
+def test_mask_hides_every_password(url: str, shown: str) -> None:
+    assert mask(url) == shown
+    assert "hunter2" not in mask(url) and "ter2" not in mask(url)
+
+
+@pytest.mark.parametrize("password", ["p@ss?w:rd", "pa/ss@wd", "p@s/s?x#y", "p%40ss"])
+def test_database_url_password_with_at_connects_with_that_password(password: str) -> None:
+    parsed = database_url(f"postgresql://admin:{password}@db.example:5433/inv")
+    assert (parsed.username, parsed.password, parsed.host, parsed.port, parsed.database) == (
+        "admin",
+        password.replace("%40", "@"),
+        "db.example",
+        5433,
+        "inv",
+    )
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("sqlite://user:hunter2@/var/inv.db", "names a user or a host: a SQLite inventory is a file"),
+        ("sqlite://dbhost/var/inv.db", "names a user or a host"),
+        ("postgresql://admin:hunter2@db:port/inv", "cannot parse database URL"),
+    ],
+)
+def test_open_store_refused_url_is_one_line_usage_error(url: str, message: str, tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match=re.escape(message)) as info:
+        open_store(url)
+    assert "hunter2" not in info.value.message and "ter2" not in info.value.message
+    assert "\n" not in info.value.message
+
+
+def test_open_store_unreachable_postgres_never_repeats_a_password_with_at() -> None:
+    with pytest.raises(NotAssessedError) as info:
+        open_store("postgresql://admin:hun@ter2@127.0.0.1:1/inv")
+    assert "ter2" not in info.value.message
+    assert "postgresql://admin:***@127.0.0.1:1/inv" in info.value.message
+
+
+# -- every database failure is one line, exit 2 ----------------------------------------------
+
+
+def test_record_value_too_large_for_the_database_is_not_assessed_and_writes_nothing(store: Store) -> None:
+    facts = hgx_facts()
+    facts["gpurack_gpu"]["gpus"][0]["memory_total_mib"] = 10**23
+    with pytest.raises(NotAssessedError, match="cannot write to inventory database") as info:
+        store.record(_run(1), [_node(facts=facts)])
+    assert "\n" not in info.value.message
+    assert store.list_nodes() == []
+
+
+def test_query_time_failure_is_not_assessed(db_url: str) -> None:
+    with open_store(db_url) as store:
+        store.record(_run(1), [_node()])
+        with store.database.engine.begin() as conn:
+            conn.execute(text("DROP TABLE gpus"))
+        for call in (store.list_nodes, lambda: store.snapshot("gpu01"), lambda: store.export("csv")):
+            with pytest.raises(NotAssessedError, match=r"cannot read inventory database .*gpus") as info:
+                call()
+            assert "\n" not in info.value.message
+
+
+def test_read_only_open_of_a_missing_sqlite_file_creates_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "state" / "inventory.db"
+    for url in (str(path), f"sqlite:///{path}"):
+        with pytest.raises(UsageError, match=f"no inventory database at {re.escape(str(path))}"):
+            open_store(url, create=False)
+    assert not (tmp_path / "state").exists()
+
+
+def test_read_only_open_of_an_empty_database_creates_no_table(db_url: str) -> None:
+    if db_url.startswith("sqlite"):
+        Path(db_url.removeprefix("sqlite:///")).touch()
+    with pytest.raises(UsageError, match="holds no inventory yet"):
+        open_store(db_url, create=False)
+    database = connect(db_url)  # a writer creates the schema
+    database.close()
+    open_store(db_url, create=False).close()
+
+
+def test_bad_wait_setting_is_usage_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for value in ("soon", "-1", "nan", "inf"):
+        monkeypatch.setenv("GPURACK_DB_TIMEOUT", value)
+        with pytest.raises(UsageError, match="GPURACK_DB_TIMEOUT"):
+            open_store(str(tmp_path / "inventory.db"))
+    assert not (tmp_path / "inventory.db").exists()
+
+
+def test_busy_sqlite_waits_the_timeout_then_says_busy(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    path = tmp_path / "inventory.db"
+    open_store(str(path)).close()
+    monkeypatch.setenv("GPURACK_DB_TIMEOUT", "0.3")
+    holder = sqlite3.connect(path, isolation_level=None)
+    try:
+        holder.execute("BEGIN IMMEDIATE")  # another writer: readers may go on, writers wait
+        with open_store(str(path)) as store:
+            assert store.list_nodes() == []
+            started = time.monotonic()
+            with pytest.raises(NotAssessedError, match=r"is busy: .* more than 0\.3 s") as info:
+                store.record(_run(1), [_node()])
+            assert time.monotonic() - started >= 0.3
+            assert "GPURACK_DB_TIMEOUT" in info.value.message
+        holder.execute("ROLLBACK")
+        holder.execute("BEGIN EXCLUSIVE")  # a writer committing: nobody may even read
+        with pytest.raises(NotAssessedError, match="is busy"):
+            open_store(str(path))
+    finally:
+        holder.close()
+
+
+@pytest.mark.postgres
+def test_busy_postgres_waits_lock_timeout_then_says_busy(monkeypatch: pytest.MonkeyPatch) -> None:
+    url = shared_server().create_database()
+    with open_store(url) as store:
+        store.record(_run(1), [_node()])
+    monkeypatch.setenv("GPURACK_DB_TIMEOUT", "0.3")
+    holder = connect(url)
+    try:
+        with holder.engine.begin() as conn:
+            conn.execute(text("SELECT id FROM nodes WHERE host = 'gpu01' FOR UPDATE"))
+            with open_store(url) as store, pytest.raises(NotAssessedError, match="is busy"):
+                store.record(_run(2), [_node()])
+    finally:
+        holder.close()
+
+
+def test_record_out_of_order_keeps_earliest_first_seen_and_latest_last_seen(store: Store) -> None:
+    store.record(_run(2), [_node(k8s_node_name="gpu01.k8s")])
+    store.record(_run(1), [NodeRecord("gpu01", "h200-new", "ansible", hgx_facts())])
+    (node,) = store.list_nodes()
+    assert node.first_seen == datetime(2026, 11, 1, 12, tzinfo=UTC)
+    assert node.last_seen == datetime(2026, 11, 2, 12, tzinfo=UTC)
+    assert (node.pool, node.k8s_node_name) == ("h200-new", "gpu01.k8s")

@@ -1,9 +1,9 @@
 """Database URLs: read what operators type, and show it without its secrets.
 
 Passwords get pasted raw (`postgresql://admin:p@ss?w/rd@db/inv`), so the URL is split here
-before SQLAlchemy parses it: the user part ends at the last '@' of the authority (as urllib reads
-it) and the password is percent-encoded, so no piece of it is taken for a host or a database
-name, which drivers repeat in their errors. `mask()` is the one way a URL is printed.
+before SQLAlchemy parses it: a password runs to the last '@' (as urllib reads a user part) and
+is percent-encoded, so no piece of it is taken for a host or a database name, which drivers
+repeat in their errors. `mask()` is the one way a URL is printed.
 """
 
 from __future__ import annotations
@@ -40,23 +40,25 @@ class _Parts:
     rest: str
 
 
-def _split(raw: str, *, greedy: bool) -> _Parts | None:
+def _split(raw: str) -> _Parts | None:
     """`raw` cut at the '@' that ends its user part; None when it has no `://`.
 
-    Not greedy, that '@' is the last one before the first '/' or '?' that follows an '@' (a
-    password may hold '@' and '?'); greedy, it is the last '@' of all (what masking assumes).
+    With a password (a ':' in the user part), that '@' is the last one of all: a password may
+    hold '@', '/' and '?', a host cannot, and a database name or query value rarely does. Without
+    one, it is the last '@' before the first '/' or '?' that follows an '@'.
     """
     scheme, sep, tail = raw.partition("://")
     if not sep:
         return None
-    first = tail.find("@")
-    if first < 0 or tail.startswith("/"):
+    if tail.startswith("/") or "@" not in tail:
         return _Parts(scheme, None, tail)
-    if greedy:
-        at = tail.rfind("@")
-    else:
-        ends = [i for i in (tail.find("/", first), tail.find("?", first)) if i >= 0]
-        at = tail.rfind("@", 0, min(ends, default=len(tail)))
+    last = tail.rfind("@")
+    user, colon, _ = tail[:last].partition(":")
+    if colon and not any(c in user for c in "/?"):
+        return _Parts(scheme, tail[:last], tail[last + 1 :])
+    first = tail.find("@")
+    ends = [i for i in (tail.find("/", first), tail.find("?", first)) if i >= 0]
+    at = tail.rfind("@", 0, min(ends, default=len(tail)))
     return _Parts(scheme, tail[:at], tail[at + 1 :])
 
 
@@ -71,8 +73,8 @@ def _mask_query(query: str) -> str:
 
 
 def _mask_text(raw: str) -> str:
-    """`raw` with everything that may be a password hidden, without parsing it as SQLAlchemy does."""
-    parts = _split(raw, greedy=True)
+    """`raw` with its password and secret query values hidden, for text SQLAlchemy cannot parse."""
+    parts = _split(raw)
     if parts is None:
         return raw
     where, sep, query = parts.rest.partition("?")
@@ -86,8 +88,8 @@ def _mask_text(raw: str) -> str:
 def mask(url: str | URL) -> str:
     """`url` as users write it (no driver suffix), its password and secret query values as ***.
 
-    The only way gpurack prints a database URL; text that does not parse is masked as a whole
-    from the first ':' of its user part to its last '@'.
+    The only way gpurack prints a database URL; it splits the URL as `database_url()` does, so
+    what is hidden is exactly what would be sent as the password.
     """
     if isinstance(url, str):
         try:
@@ -112,17 +114,11 @@ def parse(raw: str) -> URL:
     """`raw` as a SQLAlchemy URL, its user and password percent-encoded first.
 
     Raises:
-        UsageError: (64) it cannot be parsed, or a second '@' leaves unclear where the password ends.
+        UsageError: (64) it cannot be parsed.
     """
-    parts = _split(raw, greedy=False)
+    parts = _split(raw)
     if parts is None:
         raise UsageError(f"cannot parse database URL {_mask_text(raw)}: use {FORMS}")
-    greedy = _split(raw, greedy=True)
-    if greedy is not None and greedy.userinfo != parts.userinfo and ":" in (greedy.userinfo or ""):
-        raise UsageError(
-            f"database URL {_mask_text(raw)} has an '@' after its host: write '@', '/' and '?' "
-            "in the password as %40, %2F and %3F"
-        )
     text = raw if parts.userinfo is None else f"{parts.scheme}://{_quoted(parts.userinfo)}@{parts.rest}"
     try:
         return make_url(text)
