@@ -69,6 +69,30 @@ def test_run_no_record_keeps_inventory_empty(
     assert "no inventory database at" in listing.err
 
 
+def test_run_with_a_corrupt_db_keeps_its_exit_code_and_warns_once(
+    capsys: pytest.CaptureFixture[str], h200x1: Path, tmp_path: Path
+) -> None:
+    junk = tmp_path / "junk.db"
+    junk.write_bytes(b"this is not sqlite" * 100)
+    inventory = _inventory(tmp_path, h200x1)
+    result = invoke(
+        capsys, "run", "preflight", "-i", inventory, "-e", "gpurack_hosts=localhost", "--db", junk, "--json"
+    )
+    assert result.code == 0, result.out + result.err
+    assert json.loads(result.out)["status"] == "successful"
+    assert result.err == (
+        f"gpurack: warning: not recorded in the inventory: cannot open inventory database sqlite:///{junk}: "
+        "file is not a database\n"
+    )
+
+
+def test_run_bad_db_url_exits_64_before_running(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    result = invoke(capsys, "run", "preflight", "-i", tmp_path / "absent.yml", "--db", "sqlite://u:pw@/x.db")
+    assert (result.code, result.out) == (64, "")
+    assert "names a user or a host" in result.err and ":pw@" not in result.err
+    assert not (tmp_path / "gpurack-state" / "runs").exists()
+
+
 def _write_events(artifact_dir: Path, events: list[dict[str, object]]) -> None:
     """Job events as ansible-runner writes them: artifacts/<ident>/job_events/<counter>-<uuid>.json."""
     folder = artifact_dir / "artifacts" / "ident" / "job_events"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 from datetime import UTC, datetime
@@ -14,6 +15,7 @@ from gpurack.errors import ExitCode
 from gpurack.inventory import NodeRecord, RunRecord, open_store
 from inventory_helpers import hgx_facts, result
 from pg_helpers import BACKENDS, backend_url
+from sqlalchemy import text
 
 
 @pytest.fixture(params=BACKENDS)
@@ -140,6 +142,21 @@ def test_inventory_without_verb_is_usage_error(capsys: pytest.CaptureFixture[str
             ExitCode.NOT_ASSESSED,
             "cannot open inventory database postgresql://admin:***@127.0.0.1:1/inv: connection failed",
         ),
+        (
+            "postgresql://admin:hun@ter2@127.0.0.1:1/inv",
+            ExitCode.NOT_ASSESSED,
+            "cannot open inventory database postgresql://admin:***@127.0.0.1:1/inv: connection failed",
+        ),
+        (
+            "postgresql://admin@127.0.0.1:1/inv?password=hunter2",
+            ExitCode.NOT_ASSESSED,
+            "cannot open inventory database postgresql://admin@127.0.0.1:1/inv?password=***: connection",
+        ),
+        (
+            "sqlite://admin:hunter2@/tmp/inventory.db",
+            ExitCode.USAGE,
+            "SQLite database URL sqlite://admin:***@/tmp/inventory.db names a user or a host",
+        ),
     ],
 )
 def test_inventory_bad_db_url_one_line_no_traceback(url: str, code: ExitCode, shown: str) -> None:
@@ -164,3 +181,58 @@ def test_inventory_bad_db_url_one_line_no_traceback(url: str, code: ExitCode, sh
     assert "hunter2" not in proc.stderr + proc.stdout
     assert proc.stderr.startswith(f"gpurack: {shown}")
     assert proc.stderr.count("\n") == 1
+
+
+READ_ONLY = [
+    ("inventory", "list"),
+    ("inventory", "show", "gpu01"),
+    ("inventory", "history", "gpu01"),
+    ("inventory", "diff", "gpu01"),
+    ("inventory", "export", "--format", "csv"),
+    ("report", "latest"),
+]
+
+
+@pytest.mark.parametrize("verb", READ_ONLY, ids=lambda v: "-".join(v[:2]))
+def test_read_only_verb_on_missing_db_exits_64_and_creates_nothing(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, verb: tuple[str, ...]
+) -> None:
+    missing = tmp_path / "state" / "inventory.db"
+    code, out, err = _run(capsys, *verb, "--db", str(missing))
+    assert (code, out) == (ExitCode.USAGE, "")
+    assert err == (
+        f"gpurack: no inventory database at {missing}: nothing recorded yet (`gpurack validate` and "
+        "`gpurack run` record runs; --db or $GPURACK_DB names another)\n"
+    )
+    assert not (tmp_path / "state").exists()
+
+
+@pytest.mark.parametrize("verb", READ_ONLY[:5], ids=lambda v: "-".join(v[:2]))
+def test_inventory_failure_at_query_time_exits_2_one_line(
+    capsys: pytest.CaptureFixture[str], db_url: str, verb: tuple[str, ...]
+) -> None:
+    with open_store(db_url) as store, store.database.engine.begin() as conn:
+        conn.execute(text("DROP TABLE gpus"))
+    code, out, err = _run(capsys, *verb, "--db", db_url)
+    assert (code, out) == (ExitCode.NOT_ASSESSED, "")
+    assert err.startswith("gpurack: cannot read inventory database ") and "gpus" in err
+    assert err.count("\n") == 1
+
+
+def test_inventory_on_a_locked_sqlite_db_waits_then_exits_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "inventory.db"
+    open_store(str(path)).close()
+    monkeypatch.setenv("GPURACK_DB_TIMEOUT", "0.2")
+    holder = sqlite3.connect(path, isolation_level=None)
+    try:
+        holder.execute("BEGIN EXCLUSIVE")
+        code, out, err = _run(capsys, "inventory", "list", "--db", str(path))
+    finally:
+        holder.close()
+    assert (code, out) == (ExitCode.NOT_ASSESSED, "")
+    assert err == (
+        f"gpurack: inventory database sqlite:///{path} is busy: another process held its lock for more "
+        "than 0.2 s (wait longer with GPURACK_DB_TIMEOUT=SECONDS)\n"
+    )

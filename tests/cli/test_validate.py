@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 from pathlib import Path
 from typing import Any
 
 import pytest
 from cli_helpers import invoke, truncated_copy
+from gpurack import cli
+from pg_helpers import BACKENDS, backend_url
+from process_helpers import together
 
 MATCHING = """\
 gpu:
@@ -240,3 +244,104 @@ def test_validate_standard_gather_rereads_facts_after_the_run(
     assert seen == [
         {"gpurack_gpu", "gpurack_pci", "gpurack_numa", "gpurack_nic", "gpurack_nvme", "gpurack_os"}
     ]
+
+
+# -- the verdict is never lost to the inventory ------------------------------------------------
+
+
+def _warned(err: str) -> str:
+    """The one warning line of `err` (asserting it is the only line)."""
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert err.startswith("gpurack: warning: not recorded in the inventory: "), err
+    return err
+
+
+def test_validate_corrupt_db_keeps_verdict_reports_and_exit_1(
+    capsys: pytest.CaptureFixture[str], h200x1: Path, tmp_path: Path
+) -> None:
+    junk = tmp_path / "junk.db"
+    junk.write_bytes(b"this is not sqlite" * 100)
+    reports = tmp_path / "reports"
+    expect = _expect(tmp_path, "gpu: {count: 8}\n")
+    args = ("validate", "--from-capture", h200x1, "--expect", expect, "--output", reports, "--db", junk)
+    result = invoke(capsys, *args)
+    assert result.code == 1
+    assert "verdict: fail" in result.out
+    assert "file is not a database" in _warned(result.err)
+    assert json.loads((reports / "validation.json").read_text())["host"] == "vm"
+    as_json = invoke(capsys, *args, "--json")
+    assert as_json.code == 1 and json.loads(as_json.out)["summary"]["verdict"] == "fail"
+    _warned(as_json.err)
+
+
+def test_validate_locked_db_waits_then_warns_and_keeps_exit_0(
+    capsys: pytest.CaptureFixture[str], h200x1: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "inventory.db"
+    assert invoke(capsys, "validate", "--from-capture", h200x1, "--db", path).code == 0
+    monkeypatch.setenv("GPURACK_DB_TIMEOUT", "0.2")
+    holder = sqlite3.connect(path, isolation_level=None)
+    try:
+        holder.execute("BEGIN EXCLUSIVE")
+        result = invoke(
+            capsys,
+            "validate",
+            "--from-capture",
+            h200x1,
+            "--expect",
+            _expect(tmp_path, MATCHING),
+            "--db",
+            path,
+        )
+    finally:
+        holder.close()
+    assert result.code == 0
+    assert "verdict: pass" in result.out
+    assert "is busy: another process held its lock for more than 0.2 s" in _warned(result.err)
+
+
+def test_validate_value_too_large_for_the_db_keeps_the_verdict(
+    capsys: pytest.CaptureFixture[str], h200x1: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 10^23 MiB of GPU memory: SQLite's INTEGER cannot hold it (OverflowError on the old code).
+    from gpurack import facts
+
+    real = facts.read_node
+
+    def huge(origin: Any, pool: Any) -> Any:
+        node = real(origin, pool)
+        node.facts["gpurack_gpu"]["gpus"][0]["memory_total_mib"] = 10**23
+        return node
+
+    monkeypatch.setattr(facts, "read_node", huge)
+    unrecorded = invoke(capsys, "validate", "--from-capture", h200x1, "--no-record")
+    result = invoke(capsys, "validate", "--from-capture", h200x1)
+    assert (result.code, result.out) == (unrecorded.code, unrecorded.out)
+    assert "a value is too large to store" in _warned(result.err)
+
+
+@pytest.mark.parametrize(
+    "url", ["sqlite://admin:hunter2@/var/inventory.db", "mysql://admin:hunter2@db/inv", "postgresql://h:x/db"]
+)
+def test_validate_bad_db_url_exits_64_before_any_check(
+    capsys: pytest.CaptureFixture[str], h200x1: Path, url: str
+) -> None:
+    result = invoke(capsys, "validate", "--from-capture", h200x1, "--db", url)
+    assert (result.code, result.out) == (64, "")
+    assert result.err.count("\n") == 1 and "hunter2" not in result.err
+
+
+def _validate_into(_index: int, capture: Path, url: str) -> None:
+    code = cli.main(["validate", "--from-capture", str(capture), "--db", url, "--json"])
+    if code != 0:
+        raise AssertionError(f"validate exited {code}")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_three_validate_at_once_on_a_fresh_db_record_all_three(
+    capsys: pytest.CaptureFixture[str], h200x1: Path, tmp_path: Path, backend: str
+) -> None:
+    url = backend_url(backend, tmp_path)
+    assert together(_validate_into, 3, h200x1, url) == []
+    history = invoke(capsys, "inventory", "history", "vm", "--json", "--db", url)
+    assert [r["verdict"] for r in json.loads(history.out)["runs"]] == ["pass"] * 3
