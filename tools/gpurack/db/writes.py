@@ -17,7 +17,6 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 from gpurack.db.models import Base, CheckResult, Disk, Gpu, Nic, Node, Run, Snapshot, utcnow
-from gpurack.db.states import chunks
 from gpurack.hoststate import GpuState
 from gpurack.records import NodeRecord, RunRecord, SnapshotRow
 
@@ -69,30 +68,29 @@ def upsert_nodes(session: Session, nodes: Sequence[NodeRecord], seen: datetime) 
     Atomic: two processes recording the same new host both get its one row. Hosts go in sorted
     order, so two PostgreSQL transactions lock the rows they share in the same order.
     """
-    ids: dict[str, int] = {}
-    ordered = sorted(nodes, key=lambda n: n.host)
-    for chunk in chunks(ordered):
-        statement = _upsert(session, chunk, seen)
-        ids.update((host, node_id) for node_id, host in session.execute(statement))
-    return ids
+    if not nodes:
+        return {}
+    values = [
+        {
+            "host": n.host,
+            "pool": n.pool,
+            "k8s_node_name": n.k8s_node_name,
+            "first_seen": seen,
+            "last_seen": seen,
+        }
+        for n in sorted(nodes, key=lambda n: n.host)
+    ]
+    rows = session.execute(_upsert(session.get_bind().dialect.name), values)
+    return {host: node_id for node_id, host in rows}
 
 
-def _upsert(session: Session, nodes: Sequence[NodeRecord], seen: datetime) -> Any:
-    """INSERT the nodes; a host already there keeps its earliest first_seen and known pool and name."""
-    dialect = session.get_bind().dialect.name
-    insert_into = postgresql_insert if dialect == "postgresql" else sqlite_insert
-    statement = insert_into(Node).values(
-        [
-            {
-                "host": n.host,
-                "pool": n.pool,
-                "k8s_node_name": n.k8s_node_name,
-                "first_seen": seen,
-                "last_seen": seen,
-            }
-            for n in nodes
-        ]
-    )
+def _upsert(dialect: str) -> Any:
+    """INSERT a node; a host already there keeps its earliest first_seen and known pool and name.
+
+    One statement for any number of nodes (executemany, RETURNING through SQLAlchemy's
+    insertmanyvalues), so it is compiled once per process.
+    """
+    statement = (postgresql_insert if dialect == "postgresql" else sqlite_insert)(Node)
     new = statement.excluded
     return statement.on_conflict_do_update(
         index_elements=[Node.host],
