@@ -283,3 +283,15 @@ def test_sweep_leaves_a_running_runs_folder_alone(tmp_path: Path) -> None:
     finally:
         os.close(fd)
     assert _holding(live, SECRET) and not _holding(dead, SECRET)
+
+
+def test_scrub_drops_a_command_file_it_cannot_read(tmp_path: Path) -> None:
+    from gpurack import runfolder
+
+    run_dir = _killed_run(tmp_path, "cut")
+    (run_dir / "artifacts/0f/command").write_text(
+        '{"command": ["ansible-playbook"], "env": {"T": "' + ENV_SECRET
+    )
+    runfolder.scrub(run_dir)
+    assert not (run_dir / "artifacts/0f/command").exists()
+    _assert_private_and_clean(run_dir)

@@ -99,13 +99,22 @@ def sweep(runs_dir: Path) -> list[Path]:
 
 
 def scrub(folder: Path) -> None:
-    """Leave only what harvest and the recap read, owner-only, with no value of the run's environment."""
+    """Leave only what harvest and the recap read, owner-only, with no value of the run's environment.
+
+    Best effort item by item, so one file that resists does not keep `env/` behind; it never
+    raises, as it runs in a `finally` that must not hide the run's own outcome.
+    """
     for ident in folder.glob("artifacts/*"):
         if ident.is_symlink() or not ident.is_dir():
             continue
         for name in _SECRET_ARTIFACTS:
-            (ident / name).unlink(missing_ok=True)
-        _redact_command(ident / "command")
+            with contextlib.suppress(OSError):
+                (ident / name).unlink(missing_ok=True)
+        try:
+            _redact_command(ident / "command")
+        except OSError:
+            with contextlib.suppress(OSError):
+                (ident / "command").unlink(missing_ok=True)  # rather no record than the values
     _tighten(folder)
     shutil.rmtree(folder / SECRETS_DIR, ignore_errors=True)
 
