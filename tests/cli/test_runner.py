@@ -193,3 +193,105 @@ def test_extravars_file_must_hold_a_mapping(tmp_path: Path) -> None:
     listing.write_text("- a\n- b\n")
     with pytest.raises(UsageError, match="expected a mapping"):
         runner.parse_extravars([f"@{listing}"])
+
+
+# -- what a run leaves in its folder ------------------------------------------------------------
+
+SECRET = "hunter2"
+ENV_SECRET = "s3cr3t-from-the-environment"
+
+
+def _holding(folder: Path, needle: str) -> list[Path]:
+    return [p for p in folder.rglob("*") if p.is_file() and needle.encode() in p.read_bytes()]
+
+
+def _assert_private_and_clean(run_dir: Path) -> None:
+    """No secret anywhere in the folder, env/ gone, every folder 0700 and every file 0600."""
+    assert _holding(run_dir, SECRET) == [] and _holding(run_dir, ENV_SECRET) == []
+    assert not (run_dir / "env").exists()
+    for path in [run_dir, *run_dir.rglob("*")]:
+        assert path.stat().st_mode & 0o777 == (0o700 if path.is_dir() else 0o600), path
+
+
+@pytest.mark.parametrize(("limit", "code"), [("good", 0), ("bad", 1)])
+def test_run_cli_leaves_no_secret_in_its_run_folder(
+    capsys: pytest.CaptureFixture[str], site: Path, monkeypatch: pytest.MonkeyPatch, limit: str, code: int
+) -> None:
+    monkeypatch.setenv("GPURACK_TEST_TOKEN", ENV_SECRET)
+    result = invoke(capsys, "run", "tiny", "-i", site / "hosts.yml", "-l", limit, "-e", f"secret={SECRET}")
+    assert result.code == code, result.err
+    (run_dir,) = (site / "state/runs").iterdir()
+    _assert_private_and_clean(run_dir)
+    # What the harvest, the recap and the lab read stays.
+    (ident,) = (run_dir / "artifacts").iterdir()
+    assert {"job_events", "stdout", "status", "rc"} <= {p.name for p in ident.iterdir()}
+    assert any((ident / "job_events").glob("*.json"))
+    command = json.loads((ident / "command").read_text())
+    assert "GPURACK_TEST_TOKEN" in command["env_names"] and "env" not in command
+
+
+def test_run_playbook_scrubs_its_folder_when_it_stops_early(site: Path) -> None:
+    with pytest.raises(UsageError, match="matched no inventory hosts"):
+        runner.run_playbook(_request(site, extravars={"target": "nobody", "secret": SECRET}), site / "runs")
+    (run_dir,) = (site / "runs").iterdir()
+    _assert_private_and_clean(run_dir)
+
+
+def test_run_playbook_scrubs_its_folder_when_interrupted(site: Path) -> None:
+    def interrupt(event: TaskEvent) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        runner.run_playbook(
+            _request(site, limit="good", extravars={"secret": SECRET}), site / "runs", interrupt
+        )
+    (run_dir,) = (site / "runs").iterdir()
+    _assert_private_and_clean(run_dir)
+
+
+def _killed_run(runs_dir: Path, name: str) -> Path:
+    """A run folder as a SIGKILLed run leaves it: env/extravars and the environment in command."""
+    run_dir = runs_dir / name
+    (run_dir / "env").mkdir(parents=True)
+    (run_dir / "env/extravars").write_text(json.dumps({"secret": SECRET}))
+    ident = run_dir / "artifacts/0f"
+    (ident / "job_events").mkdir(parents=True)
+    (ident / "command").write_text(json.dumps({"command": ["ansible-playbook"], "env": {"T": ENV_SECRET}}))
+    (ident / "stdout").write_text("PLAY [x]\n")
+    return run_dir
+
+
+def test_next_run_scrubs_a_folder_a_killed_run_left(site: Path) -> None:
+    stale = _killed_run(site / "runs", "20260101T000000Z")
+    runner.run_playbook(_request(site, limit="good"), site / "runs")
+    _assert_private_and_clean(stale)
+    assert (stale / "artifacts/0f/stdout").read_text() == "PLAY [x]\n"
+    assert json.loads((stale / "artifacts/0f/command").read_text())["env_names"] == ["T"]
+
+
+def test_sweep_leaves_a_running_runs_folder_alone(tmp_path: Path) -> None:
+    import fcntl
+    import os
+
+    from gpurack import runfolder
+
+    live, dead = _killed_run(tmp_path, "live"), _killed_run(tmp_path, "dead")
+    fd = os.open(live, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        assert runfolder.sweep(tmp_path) == [dead]
+    finally:
+        os.close(fd)
+    assert _holding(live, SECRET) and not _holding(dead, SECRET)
+
+
+def test_scrub_drops_a_command_file_it_cannot_read(tmp_path: Path) -> None:
+    from gpurack import runfolder
+
+    run_dir = _killed_run(tmp_path, "cut")
+    (run_dir / "artifacts/0f/command").write_text(
+        '{"command": ["ansible-playbook"], "env": {"T": "' + ENV_SECRET
+    )
+    runfolder.scrub(run_dir)
+    assert not (run_dir / "artifacts/0f/command").exists()
+    _assert_private_and_clean(run_dir)

@@ -6,13 +6,12 @@ import os
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
 
-from gpurack import project
+from gpurack import project, runfolder
 from gpurack.errors import ExitCode, InterruptedRunError, UsageError
 
 EventKind = Literal["play", "task", "ok", "changed", "failed", "ignored", "unreachable", "skipped"]
@@ -80,42 +79,30 @@ OnEvent = Callable[[TaskEvent], None]
 def run_playbook(request: RunRequest, runs_dir: Path, on_event: OnEvent | None = None) -> RunResult:
     """Run the playbook with ansible-runner, artifacts under runs_dir/<timestamp>.
 
+    The folder is scrubbed of secrets however the run ends (`gpurack.runfolder`).
+
     Raises:
         UsageError: the play targeted no host, or ansible-playbook stopped before any host ran.
         InterruptedRunError: the run was cancelled (Ctrl-C).
     """
-    private_dir = _new_run_dir(runs_dir)
     # Imported here: capture, facts and validate must run on nodes that carry no ansible-runner.
     import ansible_runner  # noqa: PLC0415
 
-    runner = ansible_runner.run(
-        private_data_dir=str(private_dir),
-        playbook=str(request.playbook),
-        inventory=str(request.inventory),
-        project_dir=_project_dir(),
-        envvars=_envvars(),
-        limit=request.limit,
-        tags=request.tags,
-        extravars=dict(request.extravars),
-        cmdline=_cmdline(request),
-        quiet=True,
-        event_handler=_event_handler(on_event),
-    )
-    return _result(runner, private_dir)
-
-
-def _new_run_dir(runs_dir: Path) -> Path:
-    """A fresh folder named after the current UTC time (suffixed when two runs share a second)."""
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    runs_dir.mkdir(parents=True, exist_ok=True)
-    for n in range(1000):
-        candidate = runs_dir / (stamp if n == 0 else f"{stamp}-{n}")
-        try:
-            candidate.mkdir()
-        except FileExistsError:
-            continue
-        return candidate
-    raise UsageError(f"cannot create a run folder under {runs_dir}")
+    with runfolder.new_run_dir(runs_dir) as private_dir:
+        runner = ansible_runner.run(
+            private_data_dir=str(private_dir),
+            playbook=str(request.playbook),
+            inventory=str(request.inventory),
+            project_dir=_project_dir(),
+            envvars=_envvars(),
+            limit=request.limit,
+            tags=request.tags,
+            extravars=dict(request.extravars),
+            cmdline=_cmdline(request),
+            quiet=True,
+            event_handler=_event_handler(on_event),
+        )
+        return _result(runner, private_dir)
 
 
 def _project_dir() -> str | None:

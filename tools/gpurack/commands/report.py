@@ -40,6 +40,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--output", type=Path, metavar="DIR", help="folder for the files (default: ./gpurack-report-run-N)"
     )
     parser.add_argument(
+        "--force", action="store_true", help="replace report files already in the folder (default: refuse)"
+    )
+    parser.add_argument(
         "--format",
         dest="formats",
         type=_formats_arg,
@@ -51,11 +54,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def handle(args: argparse.Namespace) -> int:
-    """Run `gpurack report RUN`; exit 0 once the files are written, whatever the verdicts."""
+    """Run `gpurack report RUN`; exit 0 once the files are written, whatever the verdicts.
+
+    An earlier report in the folder is kept (exit 64) unless `--force` is given.
+    """
     with open_store(args.db, create=False) as store:
         view = store.run(args.run)
     doc = report.build(view)
     folder = args.output if args.output is not None else Path(f"gpurack-report-run-{view.run_id}")
-    for path in report.write(doc, folder, args.formats):
+    for path in report.write(doc, folder, args.formats, force=args.force):
         sys.stdout.write(f"{path}\n")
     return ExitCode.OK

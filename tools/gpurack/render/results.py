@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from gpurack.mdtext import escape_text
 from gpurack.render.console import stdout_console
 from gpurack.render.text import table, text, with_unit
 from gpurack.render.verdicts import style_of, verdict_text
@@ -72,8 +73,8 @@ def _print_findings(console: Console, ordered: Sequence[Mapping[str, Any]]) -> N
 
 
 def results_markdown(host: str, results: Sequence[Mapping[str, Any]], summary: Mapping[str, Any]) -> str:
-    """The same report as results_table, as Markdown."""
-    lines = [f"# Validation of {host}", "", _summary_line(summary), ""]
+    """The same report as results_table, as Markdown; host and check text escaped (`gpurack.mdtext`)."""
+    lines = [f"# Validation of {escape_text(host)}", "", escape_text(_summary_line(summary)), ""]
     lines += ["| verdict | component | check | measured | expected | hint |", "|---|---|---|---|---|---|"]
     for r in sort_results(results):
         cells = [
@@ -84,7 +85,7 @@ def results_markdown(host: str, results: Sequence[Mapping[str, Any]], summary: M
             with_unit(r.get("expected"), r.get("unit")),
             _hint(r),
         ]
-        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+        lines.append("| " + " | ".join(escape_text(c) for c in cells) + " |")
     return "\n".join(lines) + "\n"
 
 

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from gpurack import outfile
 from gpurack.errors import UsageError
 from gpurack.report.markdown import markdown
 from gpurack.report.page import html_page
@@ -24,19 +25,23 @@ def document(doc: Mapping[str, Any], fmt: str) -> str:
     return json.dumps(doc, indent=2, default=str) + "\n"
 
 
-def write(doc: Mapping[str, Any], folder: Path, formats: Sequence[str]) -> list[Path]:
+def write(doc: Mapping[str, Any], folder: Path, formats: Sequence[str], *, force: bool = False) -> list[Path]:
     """Write the documents of `formats` into `folder`; return their paths.
 
+    Each file is written whole or not at all (`gpurack.outfile`). Without `force`, nothing is
+    written when one of the files is already there.
+
     Raises:
-        UsageError: the folder or a file cannot be written.
+        UsageError: a file exists and `force` is off, or the folder or a file cannot be written.
     """
-    paths = []
+    texts = {folder / FILES[fmt]: document(doc, fmt) for fmt in formats}
+    paths = list(texts)
+    if not force:
+        outfile.refuse_existing(paths)
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        for fmt in formats:
-            path = folder / FILES[fmt]
-            path.write_text(document(doc, fmt), encoding="utf-8")
-            paths.append(path)
     except OSError as exc:
         raise UsageError(f"cannot write the report into {folder}: {exc.strerror or exc}") from exc
+    for path, text in texts.items():
+        outfile.write_text(path, text, replace=force)
     return paths

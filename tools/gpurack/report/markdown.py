@@ -1,39 +1,22 @@
 """report.md: the summary, a table of nodes, then each node with its findings and their evidence.
 
-Every text that comes from a host or a check goes through `escape()` (or `code()` inside
-backticks, or a fenced block for evidence lines): Markdown renderers pass raw HTML through
-and turn `[x](javascript:…)` into a live link, so neither may survive as markup.
+Every text that comes from a host or a check goes through `gpurack.mdtext`: `escape()`, or
+`code()` inside backticks, `cell_code()` in a table cell; evidence lines go into a fenced block
+longer than any run of backticks in them. No host text becomes Markdown markup.
 """
 
 from __future__ import annotations
 
-import html
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from gpurack import formatting
+from gpurack.mdtext import cell_code, code, escape
 from gpurack.report import text
 from gpurack.report.findings import is_problem
 
-# Backslash-escapable characters that start inline markup: code, emphasis, links and images,
-# strikethrough, table cells, and the backslash itself. `<`, `>` and `&` become entities.
-_INLINE = re.compile(r"([\\`*_\[\]~|])")
 _BAR_CELLS = 10
-
-
-def escape(item: Any) -> str:
-    """One line of literal text for a paragraph or a table cell; — when missing."""
-    shown = formatting.text(item)
-    return " ".join(_INLINE.sub(r"\\\1", html.escape(shown, quote=False)).splitlines())
-
-
-def code(item: Any) -> str:
-    """An inline code span that holds `item` literally, however many backticks it contains."""
-    shown = " ".join(formatting.text(item).splitlines())
-    ticks = "`" * (1 + max((len(run) for run in re.findall(r"`+", shown)), default=0))
-    pad = " " if shown.startswith("`") or shown.endswith("`") else ""
-    return f"{ticks}{pad}{shown}{pad}{ticks}"
 
 
 def _fence(lines: Sequence[str]) -> str:
@@ -61,7 +44,7 @@ def markdown(doc: Mapping[str, Any]) -> str:
     out = [
         f"# gpurack report: run {escape(doc['run']['id'])}\n\n",
         f"{escape(text.run_line(doc))}\n\n",
-        f"Run verdict: **{text.verdict_word(doc['summary']['verdict'])}**\n\n",
+        f"Run verdict: **{escape(text.verdict_word(doc['summary']['verdict']))}**\n\n",
         f"**{escape(text.summary_line(doc))}**\n\n",
     ]
     if doc["nodes"]:
@@ -74,7 +57,7 @@ def markdown(doc: Mapping[str, Any]) -> str:
 def _node_row(node: Mapping[str, Any]) -> list[str]:
     return [
         escape(node["host"]),
-        text.verdict_word(node["verdict"]),
+        escape(text.verdict_word(node["verdict"])),
         escape(node["pool"]),
         str(len(node["gpus"])),
         escape(node["software"]["driver"]),
@@ -95,7 +78,7 @@ def _node(node: Mapping[str, Any]) -> str:
         ("results", text.result_counts(node)),
     )
     out = [
-        f"\n## {text.verdict_word(node['verdict'])} {escape(node['host'])}\n\n",
+        f"\n## {escape(text.verdict_word(node['verdict']))} {escape(node['host'])}\n\n",
         " · ".join(f"{name} {escape(item)}" for name, item in facts) + "\n\n",
     ]
     if node["labels"]:
@@ -140,8 +123,8 @@ def _findings(findings: Sequence[Mapping[str, Any]]) -> str:
     rows = []
     for f in findings:
         row = [
-            f["verdict"].upper(),
-            f"{escape(text.check_title(f))} ({code(f['id'])})",
+            escape(text.verdict_word(f["verdict"])),
+            f"{escape(text.check_title(f))} ({cell_code(f['id'])})",
             escape(f["where"]),
             escape(text.value(f, "measured")),
             escape(text.value(f, "expected")),
