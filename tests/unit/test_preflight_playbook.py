@@ -20,6 +20,7 @@ from conftest import H200X1
 REPO = Path(__file__).resolve().parents[2]
 PLAYBOOK = ["ansible-playbook", "-c", "local", "-i", "localhost,", "-e", "gpurack_hosts=localhost"]
 EIGHT_GPUS = {"gpurack_expect": {"gpu": {"count": 8}}}
+GOOD_POOL = {"name": "h100-train-a", "workload": "distributed-training", "sharing": "full-gpu"}
 
 
 def _run(*extra: str, timeout: int = 240) -> subprocess.CompletedProcess[str]:
@@ -44,7 +45,8 @@ def eight_gpu_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.
     if _has_gpu():
         pytest.skip("this machine has an NVIDIA GPU; the test asserts the no-GPU failure path")
     reports = tmp_path_factory.mktemp("reports")
-    return _run("-e", json.dumps(EIGHT_GPUS), "-e", f"preflight_report_dir={reports}"), reports
+    extra = {**EIGHT_GPUS, "gpurack_pool": GOOD_POOL}  # a valid pool passes its check
+    return _run("-e", json.dumps(extra), "-e", f"preflight_report_dir={reports}"), reports
 
 
 def test_no_gpu_fails_with_summary(eight_gpu_run: tuple[subprocess.CompletedProcess[str], Path]) -> None:
@@ -68,6 +70,7 @@ def test_json_report_written(eight_gpu_run: tuple[subprocess.CompletedProcess[st
     gpu_count = next(r for r in report["results"] if r["id"] == "gpu.count")
     assert gpu_count["verdict"] == "fail" and gpu_count["expected"] == 8
     assert "gpurack_gpu" in report["facts"]
+    assert report["pool"] == "h100-train-a" and report["pool_settings"] == GOOD_POOL
     assert oct((reports / "localhost.json").stat().st_mode & 0o777) == "0o644"
 
 
@@ -93,6 +96,35 @@ def test_bad_inventory_value_is_refused_before_gathering(value: dict[str, object
     proc = _run("-e", json.dumps({"gpurack_expect": value}), timeout=120)
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0, out
+    assert message in out
+    assert "Traceback" not in out
+    assert "Gather GPU facts" not in out
+    assert "preflight summary" not in out
+
+
+@pytest.mark.parametrize(
+    ("pool", "message"),
+    [
+        ({**GOOD_POOL, "name": "H100 Train A"}, "pool.name: 'H100 Train A' must be a DNS label"),
+        ({**GOOD_POOL, "wrkload": "inference"}, "pool: unknown key 'wrkload' (did you mean 'workload'?)"),
+        ({**GOOD_POOL, "sharing": "shared"}, "pool.sharing must be one of full-gpu, mig, time-slicing"),
+        ({**GOOD_POOL, "labels": {"kubernetes.io/hostname": "x"}}, "reserved for Kubernetes"),
+        ({**GOOD_POOL, "labels": {"node-role.kubernetes.io/gpu": ""}}, "node roles are applied"),
+        ({**GOOD_POOL, "labels": {"team": "a b"}}, "pool.labels: team: label value 'a b'"),
+        (
+            {**GOOD_POOL, "taints": [{"key": "gpurack.io/pool", "effect": "NoSchedul"}]},
+            "effect must be one of",
+        ),
+        ("h100-train-a", "argument 'preflight_pool' is of type str and we were unable to convert to dict"),
+    ],
+)
+def test_bad_pool_fails_preflight_before_gathering(pool: object, message: str) -> None:
+    """Issue 13: the pool was checked only at join, after prepare had changed every node."""
+    proc = _run("-e", json.dumps({"gpurack_pool": pool}), timeout=120)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0, out
+    if isinstance(pool, dict):  # a string is refused by the argument spec, before the check
+        assert "gpurack_pool of localhost is invalid" in out
     assert message in out
     assert "Traceback" not in out
     assert "Gather GPU facts" not in out
