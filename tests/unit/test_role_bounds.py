@@ -67,3 +67,17 @@ def test_kubeadm_join_refuses_a_token_ttl_outside_1_to_120(tmp_path: Path, ttl: 
     assert f"got {ttl}" in out
     assert "Traceback" not in out
     assert "Derive labels and taints" not in out
+
+
+@pytest.mark.parametrize("role", ["kubeadm_join", "node_labels"])
+def test_labelling_roles_refuse_a_bad_pool_before_reading_facts(tmp_path: Path, role: str) -> None:
+    """join.yml can run without preflight: the roles that label check the pool again, by the same rules."""
+    pool = {**POOL, "wrkload": "batch", "name": "H200 Inference"}
+    proc = _run(tmp_path, role, {"gpurack_pool": pool})
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0, out
+    assert f"{role}_pool (gpurack_pool) of localhost is invalid" in out
+    assert "unknown key 'wrkload' (did you mean 'workload'?)" in out
+    assert "pool.name: 'H200 Inference' must be a DNS label" in out
+    assert "Traceback" not in out
+    assert "Gather the GPU and NIC facts" not in out
