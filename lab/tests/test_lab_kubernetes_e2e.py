@@ -3,8 +3,9 @@
 One control plane and two workers replaying real captures (h200x1, hgx-h100x8-ib), the
 offline Kubernetes build (`make lab-k8s`), kubeadm init/join, labels and taints from the
 facts, validation lifting the validating taint; asserted through the kubernetes client.
-The hosts themselves are read over SSH (the replayed hardware, the prepared state), a join
-batch whose first host is already joined leaves no bootstrap token behind, and a last worker started with a real fault (`ib-port-down`) fails preflight on that one check.
+The hosts themselves are read over SSH (the replayed hardware, the prepared state); a join
+batch whose first host is already joined leaves no bootstrap token behind; and a last
+worker started with a real fault (`ib-port-down`) fails preflight on that one check.
 All of it on the session's one lab cluster (conftest.py), which goes down with nothing left.
 """
 
