@@ -81,3 +81,22 @@ def test_labelling_roles_refuse_a_bad_pool_before_reading_facts(tmp_path: Path, 
     assert "pool.name: 'H200 Inference' must be a DNS label" in out
     assert "Traceback" not in out
     assert "Gather the GPU and NIC facts" not in out
+
+
+@pytest.mark.parametrize("mtu", [0, -1, 67, 65521, "90000"])
+def test_fabric_refuses_an_mtu_outside_68_to_65520(tmp_path: Path, mtu: object) -> None:
+    interfaces = [{"name": "ib0", "mtu": 4092}, {"name": "ib1", "mtu": mtu}]
+    proc = _run(tmp_path, "fabric", {"fabric_interfaces": interfaces})
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0, out
+    assert f"an MTU must be 68 to 65520 (IPoIB connected mode's maximum), got ib0=4092, ib1={mtu}" in out
+    assert "Traceback" not in out
+    assert "Load platform variables" not in out
+
+
+def test_fabric_takes_mtus_in_range(tmp_path: Path) -> None:
+    interfaces = [{"name": "ib0", "mtu": 68}, {"name": "ib1", "mtu": 65520}, {"name": "eth1"}]
+    proc = _run(tmp_path, "fabric", {"fabric_interfaces": interfaces})
+    out = proc.stdout + proc.stderr
+    assert "an MTU must be" not in out
+    assert "Load platform variables" in out  # the role went on (and stops there: no facts here)
