@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from conftest import H200X1
+from role_cases import HostRun, run_cases
 
 REPO = Path(__file__).resolve().parents[2]
 PLAYBOOK = ["ansible-playbook", "-c", "local", "-i", "localhost,", "-e", "gpurack_hosts=localhost"]
@@ -102,33 +103,53 @@ def test_bad_inventory_value_is_refused_before_gathering(value: dict[str, object
     assert "preflight summary" not in out
 
 
-@pytest.mark.parametrize(
-    ("pool", "message"),
-    [
-        ({**GOOD_POOL, "name": "H100 Train A"}, "pool.name: 'H100 Train A' must be a DNS label"),
-        ({**GOOD_POOL, "wrkload": "inference"}, "pool: unknown key 'wrkload' (did you mean 'workload'?)"),
-        ({**GOOD_POOL, "sharing": "shared"}, "pool.sharing must be one of full-gpu, mig, time-slicing"),
-        ({**GOOD_POOL, "labels": {"kubernetes.io/hostname": "x"}}, "reserved for Kubernetes"),
-        ({**GOOD_POOL, "labels": {"node-role.kubernetes.io/gpu": ""}}, "node roles are applied"),
-        ({**GOOD_POOL, "labels": {"team": "a b"}}, "pool.labels: team: label value 'a b'"),
-        (
-            {**GOOD_POOL, "taints": [{"key": "gpurack.io/pool", "effect": "NoSchedul"}]},
-            "effect must be one of",
-        ),
-        ("h100-train-a", "argument 'preflight_pool' is of type str and we were unable to convert to dict"),
-    ],
-)
-def test_bad_pool_fails_preflight_before_gathering(pool: object, message: str) -> None:
-    """Issue 13: the pool was checked only at join, after prepare had changed every node."""
-    proc = _run("-e", json.dumps({"gpurack_pool": pool}), timeout=120)
-    out = proc.stdout + proc.stderr
-    assert proc.returncode != 0, out
-    if isinstance(pool, dict):  # a string is refused by the argument spec, before the check
-        assert "gpurack_pool of localhost is invalid" in out
-    assert message in out
+BAD_POOLS: dict[str, tuple[object, str]] = {
+    "name_space": ({**GOOD_POOL, "name": "H100 Train A"}, "pool.name: 'H100 Train A' must be a DNS label"),
+    "wrkload": (
+        {**GOOD_POOL, "wrkload": "inference"},
+        "pool: unknown key 'wrkload' (did you mean 'workload'?)",
+    ),
+    "sharing": (
+        {**GOOD_POOL, "sharing": "shared"},
+        "pool.sharing must be one of full-gpu, mig, time-slicing",
+    ),
+    "reserved": ({**GOOD_POOL, "labels": {"kubernetes.io/hostname": "x"}}, "reserved for Kubernetes"),
+    "node_role": ({**GOOD_POOL, "labels": {"node-role.kubernetes.io/gpu": ""}}, "node roles are applied"),
+    "label_value": ({**GOOD_POOL, "labels": {"team": "a b"}}, "pool.labels: team: label value 'a b'"),
+    "taint_effect": (
+        {**GOOD_POOL, "taints": [{"key": "gpurack.io/pool", "effect": "NoSchedul"}]},
+        "effect must be one of",
+    ),
+    # A string is refused by the argument spec, before the check.
+    "not_a_mapping": (
+        "h100-train-a",
+        "argument 'preflight_pool' is of type str and we were unable to convert",
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def bad_pool_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, HostRun]:
+    """playbooks/preflight.yml once, over one local host per bad pool (role_cases)."""
+    cases = {name: {"gpurack_pool": pool} for name, (pool, _) in BAD_POOLS.items()}
+    runs, out = run_cases(
+        tmp_path_factory.mktemp("pools"), REPO / "playbooks/preflight.yml", cases, ("-e", "gpurack_hosts=all")
+    )
     assert "Traceback" not in out
-    assert "Gather GPU facts" not in out
-    assert "preflight summary" not in out
+    return runs
+
+
+@pytest.mark.parametrize("case", sorted(BAD_POOLS))
+def test_bad_pool_fails_preflight_before_gathering(bad_pool_runs: dict[str, HostRun], case: str) -> None:
+    """Issue 13: the pool was checked only at join, after prepare had changed every node."""
+    run = bad_pool_runs[case]
+    assert run.failed_task is not None, run
+    if case != "not_a_mapping":
+        assert "Refuse a bad pool before touching the node" in run.failed_task
+        assert f"gpurack_pool of {case} is invalid" in run.message
+    assert BAD_POOLS[case][1] in run.message
+    assert not run.ran("Gather")
+    assert not run.ran("Summarise preflight")
 
 
 @pytest.fixture(scope="module")
