@@ -3,13 +3,15 @@
 One control plane and two workers replaying real captures (h200x1, hgx-h100x8-ib), the
 offline Kubernetes build (`make lab-k8s`), kubeadm init/join, labels and taints from the
 facts, validation lifting the validating taint; asserted through the kubernetes client.
-The hosts themselves are read over SSH (the replayed hardware, the prepared state), and a
-last worker started with a real fault (`ib-port-down`) fails preflight on that one check.
+The hosts themselves are read over SSH (the replayed hardware, the prepared state); a join
+batch whose first host is already joined leaves no bootstrap token behind; and a last
+worker started with a real fault (`ib-port-down`) fails preflight on that one check.
 All of it on the session's one lab cluster (conftest.py), which goes down with nothing left.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 from collections.abc import Callable, Iterator
@@ -126,6 +128,7 @@ def test_site_builds_a_labelled_validated_cluster(
     _assert_validation_taint_follows_the_verdict(core, inventory, capsys)
     _assert_stale_node_refused_then_replaced(core, inventory, capsys)
     _assert_grown_worker_joins_alone(lab, core, inventory, capsys)
+    _assert_join_token_deleted_when_the_first_host_is_joined(core, inventory, capsys)
     _assert_preflight_fails_only_the_faulty_worker(lab, inventory, tmp_path / "reports", capsys)
 
 
@@ -285,6 +288,39 @@ def _assert_grown_worker_joins_alone(
     assert _gpurack_labels(w3) == POOL_HGX
     assert _taints(w3) == [_pool_taint("lab-hgx-h100x8-ib")]
     assert {n: _metadata(core, n) for n in ("lab-w1", "lab-w2")} == before
+
+
+def _join_tokens(core: Any) -> list[str]:
+    """The bootstrap-token Secrets that kubeadm_join made (its description), by name."""
+    secrets = core.list_namespaced_secret("kube-system", field_selector="type=bootstrap.kubernetes.io/token")
+    return sorted(
+        s.metadata.name
+        for s in secrets.items
+        if base64.b64decode((s.data or {}).get("description", "")).decode().startswith("gpurack kubeadm_join")
+    )
+
+
+def _assert_join_token_deleted_when_the_first_host_is_joined(
+    core: Any, inventory: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A batch whose first host (lab-w1) is already joined and whose last (lab-w3) joins again:
+    the batch's token is deleted all the same. It used to live to its TTL, as the run_once
+    delete's condition was read on that first host (issue 13)."""
+    assert _join_tokens(core) == []  # every earlier join deleted its token
+    assert ssh("lab-w3", "kubeadm reset --force").returncode == 0
+    core.delete_node("lab-w3")
+    _wait("lab-w3's Node deleted", lambda: "lab-w3" not in {n.metadata.name for n in core.list_node().items})
+    capsys.readouterr()
+    # site, as for the stale node: its join play takes the three as one batch (serial 100%).
+    code, joined = json_run(["run", "site", "-i", inventory, "-l", "lab-w1,lab-w2,lab-w3"], capsys)
+    assert code == 0, joined
+    w3 = _wait("lab-w3 joined and Ready", lambda: _ready(node := core.read_node("lab-w3")) and node)
+    assert _gpurack_labels(w3) == POOL_HGX
+    assert _join_tokens(core) == []
+    # The same from the control plane, as kubeadm sees it.
+    listed = ssh("lab-cp1", "kubeadm token list --kubeconfig=/etc/kubernetes/admin.conf")
+    assert listed.returncode == 0, listed.stderr
+    assert "gpurack kubeadm_join" not in listed.stdout, listed.stdout
 
 
 def _metadata(core: Any, name: str) -> tuple[Any, ...]:

@@ -1,6 +1,6 @@
 # Copyright: (c) 2026, gpurack maintainers
 # Apache License 2.0 (see LICENSE)
-"""Node-pool label filters: node_labels, pool_taints, label_valid (docs in the sidecar .yml files)."""
+"""Node-pool label filters: node_labels, pool_taints, pool_errors, label_valid (docs: sidecar .yml files)."""
 
 from __future__ import annotations
 
@@ -33,6 +33,11 @@ def pool_taints(pool: Mapping[str, Any]) -> list[dict[str, str]]:
         ) from exc
 
 
+def pool_errors(pool: Any) -> list[str]:
+    """Every problem with a pool definition (gpurack_pool), each naming its key; [] when valid."""
+    return _labels.pool_errors(pool)
+
+
 def label_valid(labels: Mapping[str, Any], allow_restricted: bool = False) -> bool:
     """True when every key and value of a labels mapping is valid Kubernetes label syntax."""
     if not isinstance(labels, Mapping):
@@ -46,4 +51,9 @@ class FilterModule:
     """gpurack.bootstrap label filters."""
 
     def filters(self) -> dict[str, Callable[..., Any]]:
-        return {"node_labels": node_labels, "pool_taints": pool_taints, "label_valid": label_valid}
+        return {
+            "node_labels": node_labels,
+            "pool_taints": pool_taints,
+            "pool_errors": pool_errors,
+            "label_valid": label_valid,
+        }

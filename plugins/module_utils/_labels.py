@@ -9,6 +9,7 @@ against Kubernetes label syntax before it leaves this module.
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections import Counter
 from collections.abc import Mapping
@@ -17,6 +18,10 @@ from typing import Any
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_models import resolve_model
 
 PREFIX = "gpurack.io/"
+# Every key a pool (gpurack_pool) may have: anything else is refused, so a misspelt
+# `wrkload` is an error instead of a silently ignored key.
+POOL_KEYS = ("name", "workload", "sharing", "labels", "taints")
+TAINT_KEYS = ("key", "value", "effect")
 WORKLOADS = ("distributed-training", "inference", "batch")
 SHARING = ("full-gpu", "mig", "time-slicing")
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
@@ -157,20 +162,36 @@ def fabric_label(nic_facts: Mapping[str, Any] | None) -> str:
     return "ethernet" if nets else "none"
 
 
-def _pool_errors(pool: object) -> list[str]:
-    if not isinstance(pool, Mapping):
-        return [f"pool must be a mapping with name, workload and sharing, got {type(pool).__name__}"]
+def _unknown_keys(where: str, given: Mapping[Any, Any], known: tuple[str, ...]) -> list[str]:
+    """One error per key of `given` not in `known`, with the nearest known key when close."""
     errors = []
-    name = pool.get("name")
-    if not isinstance(name, str) or not name:
-        errors.append("pool.name is required (a label value such as 'h200-train-a')")
-    elif err := label_value_error(name):
-        errors.append(f"pool.name: {err}")
-    for field, allowed in (("workload", WORKLOADS), ("sharing", SHARING)):
-        if pool.get(field) not in allowed:
-            errors.append(f"pool.{field} must be one of {', '.join(allowed)}; got {pool.get(field)!r}")
-    extra = pool.get("labels") or {}
-    errors.extend(f"pool.labels: {e}" for e in label_errors(extra))
+    for key in given:
+        if key in known:
+            continue
+        close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.6)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        errors.append(f"{where}: unknown key {key!r}{hint}; known keys: {', '.join(known)}")
+    return errors
+
+
+def _pool_name_errors(pool: Mapping[Any, Any]) -> list[str]:
+    if "name" not in pool or pool["name"] in (None, ""):
+        return ["pool.name is required (a DNS label such as 'h200-train-a')"]
+    name = pool["name"]
+    if not isinstance(name, str):
+        return [f"pool.name must be a string (a DNS label such as 'h200-train-a'), got {name!r}"]
+    if len(name) > _NAME_MAX or not _DNS_LABEL.match(name):
+        return [
+            f"pool.name: {name!r} must be a DNS label: at most {_NAME_MAX} lower-case letters, "
+            "digits and '-', starting and ending with a letter or digit"
+        ]
+    return []
+
+
+def _pool_label_errors(extra: object) -> list[str]:
+    if extra is None:
+        return []
+    errors = [f"pool.labels: {e}" for e in label_errors(extra)]
     if isinstance(extra, Mapping):
         errors.extend(
             f"pool.labels: {k!r} is derived from facts and the pool; it cannot be set by hand"
@@ -178,6 +199,61 @@ def _pool_errors(pool: object) -> list[str]:
             if k in DERIVED_KEYS
         )
     return errors
+
+
+def _taint_errors(raw: object) -> list[str]:
+    """Every problem with a pool's taints list; [] when each is a valid {key, value, effect}."""
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        return [f"pool.taints must be a list of {{key, value, effect}}, got {type(raw).__name__}"]
+    errors: list[str] = []
+    seen: dict[tuple[object, object], int] = {}
+    for i, taint in enumerate(raw):
+        where = f"pool.taints[{i}]"
+        if not isinstance(taint, Mapping):
+            errors.append(f"{where} must be a mapping with key, value and effect")
+            continue
+        unknown = sorted(str(k) for k in set(taint) - set(TAINT_KEYS))
+        if unknown:
+            errors.append(f"{where}: unknown fields {', '.join(unknown)}")
+        value = "" if taint.get("value") is None else taint.get("value")
+        if err := label_key_error(taint.get("key")):
+            errors.append(f"{where}: {err.replace('label key', 'taint key')}")
+        if err := label_value_error(value):
+            errors.append(f"{where}: {err.replace('label value', 'taint value')}")
+        effect = taint.get("effect")
+        if effect not in TAINT_EFFECTS:
+            errors.append(f"{where}: effect must be one of {', '.join(TAINT_EFFECTS)}; got {effect!r}")
+        identity = (str(taint.get("key")), str(effect))
+        if identity in seen:
+            errors.append(f"{where}: same key and effect as pool.taints[{seen[identity]}]")
+        seen.setdefault(identity, i)
+    return errors
+
+
+def pool_errors(pool: object) -> list[str]:
+    """Every problem with a pool definition (`gpurack_pool`); [] when it is valid.
+
+    The one set of pool rules: preflight checks them before any change, kubeadm_join and
+    node_labels again before they label, the CLI for `--pool`. Each message names the key.
+    """
+    if not isinstance(pool, Mapping):
+        return [f"pool must be a mapping with name, workload and sharing, got {type(pool).__name__}"]
+    errors = _unknown_keys("pool", pool, POOL_KEYS)
+    errors.extend(_pool_name_errors(pool))
+    for field, allowed in (("workload", WORKLOADS), ("sharing", SHARING)):
+        if pool.get(field) not in allowed:
+            errors.append(f"pool.{field} must be one of {', '.join(allowed)}; got {pool.get(field)!r}")
+    errors.extend(_pool_label_errors(pool.get("labels")))
+    errors.extend(_taint_errors(pool.get("taints")))
+    return errors
+
+
+def check_pool(pool: object) -> None:
+    """Raise LabelError with every problem of `pool` (see pool_errors) joined by '; '."""
+    if errors := pool_errors(pool):
+        raise LabelError("; ".join(errors))
 
 
 def node_labels(facts: Mapping[str, Any], pool: Mapping[str, Any]) -> dict[str, str]:
@@ -190,8 +266,7 @@ def node_labels(facts: Mapping[str, Any], pool: Mapping[str, Any]) -> dict[str, 
         raise LabelError(
             f"facts must be a mapping with gpurack_gpu and gpurack_nic, got {type(facts).__name__}"
         )
-    if errors := _pool_errors(pool):
-        raise LabelError("; ".join(errors))
+    check_pool(pool)
     gpu = facts.get("gpurack_gpu")
     gpu_facts: Mapping[str, Any] = gpu if isinstance(gpu, Mapping) else {}
     labels = {
@@ -211,37 +286,24 @@ def node_labels(facts: Mapping[str, Any], pool: Mapping[str, Any]) -> dict[str, 
 def pool_taints(pool: Mapping[str, Any]) -> list[dict[str, str]]:
     """The pool's taints ({key, value, effect}) plus `gpurack.io/validating:NoSchedule`.
 
+    Only the taints are checked here (pool_errors checks the whole pool).
+
     Raises:
         LabelError: a taint is not a mapping or has a bad key, value or effect.
     """
     if not isinstance(pool, Mapping):
         raise LabelError(f"pool must be a mapping, got {type(pool).__name__}")
     raw = pool.get("taints") or []
-    if not isinstance(raw, list):
-        raise LabelError(f"pool.taints must be a list of {{key, value, effect}}, got {type(raw).__name__}")
-    taints: list[dict[str, str]] = []
-    errors: list[str] = []
-    for i, taint in enumerate(raw):
-        where = f"pool.taints[{i}]"
-        if not isinstance(taint, Mapping):
-            errors.append(f"{where} must be a mapping with key, value and effect")
-            continue
-        unknown = sorted(set(taint) - {"key", "value", "effect"})
-        if unknown:
-            errors.append(f"{where}: unknown fields {', '.join(map(str, unknown))}")
-        value = taint.get("value", "")
-        value = "" if value is None else value
-        if err := label_key_error(taint.get("key")):
-            errors.append(f"{where}: {err.replace('label key', 'taint key')}")
-        if err := label_value_error(value):
-            errors.append(f"{where}: {err.replace('label value', 'taint value')}")
-        if taint.get("effect") not in TAINT_EFFECTS:
-            errors.append(
-                f"{where}: effect must be one of {', '.join(TAINT_EFFECTS)}; got {taint.get('effect')!r}"
-            )
-        taints.append({"key": str(taint.get("key")), "value": str(value), "effect": str(taint.get("effect"))})
-    if errors:
+    if errors := _taint_errors(raw):
         raise LabelError("; ".join(errors))
+    taints = [
+        {
+            "key": str(t["key"]),
+            "value": "" if t.get("value") is None else str(t["value"]),
+            "effect": str(t["effect"]),
+        }
+        for t in raw
+    ]
     if not any(t["key"] == VALIDATING_TAINT["key"] for t in taints):
         taints.append(dict(VALIDATING_TAINT))
     return taints

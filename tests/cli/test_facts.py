@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 from cli_helpers import invoke, truncated_copy
+from gpurack import facts
+from gpurack.errors import UsageError
 
 
 def test_facts_h200x1_json_reports_one_h200_and_its_label(
@@ -99,3 +101,39 @@ def test_facts_without_origin_exits_64(capsys: pytest.CaptureFixture[str]) -> No
     assert result.code == 64
     assert "--from-capture" in result.err
     assert "Traceback" not in result.err
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        # The typo was ignored: the node got the default workload, batch.
+        ("{name: h200-inference, wrkload: inference}", "unknown key 'wrkload' (did you mean 'workload'?)"),
+        # These were a LabelError traceback (exit 70).
+        ("{name: H200 Inference}", "pool.name: 'H200 Inference' must be a DNS label"),
+        ("{name: a, labels: {kubernetes.io/hostname: x}}", "reserved for Kubernetes"),
+        ("{name: a, taints: [{key: gpurack.io/x, effect: Never}]}", "effect must be one of"),
+        ("{name: a, sharing: MIG}", "pool.sharing must be one of full-gpu, mig, time-slicing"),
+    ],
+)
+@pytest.mark.parametrize("verb", ["facts", "validate"])
+def test_bad_pool_file_exits_64_with_one_line(
+    capsys: pytest.CaptureFixture[str], h200x1: Path, tmp_path: Path, verb: str, case: tuple[str, str]
+) -> None:
+    pool, message = case
+    path = tmp_path / "pool.yml"
+    path.write_text(f"gpurack_pool: {pool}\n")
+    result = invoke(capsys, verb, "--from-capture", h200x1, "--pool", path)
+    assert result.code == 64, result.err
+    assert result.out == ""
+    assert len(result.err.strip().splitlines()) == 1, result.err
+    assert message in result.err
+    assert str(path) in result.err
+    assert "Traceback" not in result.err
+
+
+def test_read_node_turns_a_bad_pool_into_a_usage_error(h200x1: Path) -> None:
+    """A pool handed over in code (not through --pool) is still refused as bad input, not a crash."""
+    with pytest.raises(UsageError, match=r"pool: pool\.name: 'Bad Name' must be a DNS label"):
+        facts.read_node(
+            facts.Origin("capture", h200x1), {"name": "Bad Name", "workload": "batch", "sharing": "mig"}
+        )

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 import yaml
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._labels import pool_errors
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._node_facts import gather_all
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import summarise
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import CaptureSource
@@ -94,6 +95,7 @@ def test_pool_definition(inventory: dict[str, Any], pool: str) -> None:
         assert {"key": "gpurack.io/pool", "value": spec["name"], "effect": "NoSchedule"} in spec["taints"]
         for taint in spec["taints"]:
             assert set(taint) == {"key", "value", "effect"} and taint["effect"] in TAINT_EFFECTS
+        assert pool_errors(spec) == []  # what preflight checks before any change
 
 
 @pytest.mark.parametrize("pool", sorted(POOLS))

@@ -16,10 +16,12 @@ from pathlib import Path
 
 import pytest
 from conftest import H200X1
+from role_cases import HostRun, run_cases
 
 REPO = Path(__file__).resolve().parents[2]
 PLAYBOOK = ["ansible-playbook", "-c", "local", "-i", "localhost,", "-e", "gpurack_hosts=localhost"]
 EIGHT_GPUS = {"gpurack_expect": {"gpu": {"count": 8}}}
+GOOD_POOL = {"name": "h100-train-a", "workload": "distributed-training", "sharing": "full-gpu"}
 
 
 def _run(*extra: str, timeout: int = 240) -> subprocess.CompletedProcess[str]:
@@ -44,7 +46,8 @@ def eight_gpu_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.
     if _has_gpu():
         pytest.skip("this machine has an NVIDIA GPU; the test asserts the no-GPU failure path")
     reports = tmp_path_factory.mktemp("reports")
-    return _run("-e", json.dumps(EIGHT_GPUS), "-e", f"preflight_report_dir={reports}"), reports
+    extra = {**EIGHT_GPUS, "gpurack_pool": GOOD_POOL}  # a valid pool passes its check
+    return _run("-e", json.dumps(extra), "-e", f"preflight_report_dir={reports}"), reports
 
 
 def test_no_gpu_fails_with_summary(eight_gpu_run: tuple[subprocess.CompletedProcess[str], Path]) -> None:
@@ -68,6 +71,7 @@ def test_json_report_written(eight_gpu_run: tuple[subprocess.CompletedProcess[st
     gpu_count = next(r for r in report["results"] if r["id"] == "gpu.count")
     assert gpu_count["verdict"] == "fail" and gpu_count["expected"] == 8
     assert "gpurack_gpu" in report["facts"]
+    assert report["pool"] == "h100-train-a" and report["pool_settings"] == GOOD_POOL
     assert oct((reports / "localhost.json").stat().st_mode & 0o777) == "0o644"
 
 
@@ -97,6 +101,55 @@ def test_bad_inventory_value_is_refused_before_gathering(value: dict[str, object
     assert "Traceback" not in out
     assert "Gather GPU facts" not in out
     assert "preflight summary" not in out
+
+
+BAD_POOLS: dict[str, tuple[object, str]] = {
+    "name_space": ({**GOOD_POOL, "name": "H100 Train A"}, "pool.name: 'H100 Train A' must be a DNS label"),
+    "wrkload": (
+        {**GOOD_POOL, "wrkload": "inference"},
+        "pool: unknown key 'wrkload' (did you mean 'workload'?)",
+    ),
+    "sharing": (
+        {**GOOD_POOL, "sharing": "shared"},
+        "pool.sharing must be one of full-gpu, mig, time-slicing",
+    ),
+    "reserved": ({**GOOD_POOL, "labels": {"kubernetes.io/hostname": "x"}}, "reserved for Kubernetes"),
+    "node_role": ({**GOOD_POOL, "labels": {"node-role.kubernetes.io/gpu": ""}}, "node roles are applied"),
+    "label_value": ({**GOOD_POOL, "labels": {"team": "a b"}}, "pool.labels: team: label value 'a b'"),
+    "taint_effect": (
+        {**GOOD_POOL, "taints": [{"key": "gpurack.io/pool", "effect": "NoSchedul"}]},
+        "effect must be one of",
+    ),
+    # A string is refused by the argument spec, before the check.
+    "not_a_mapping": (
+        "h100-train-a",
+        "argument 'preflight_pool' is of type str and we were unable to convert",
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def bad_pool_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, HostRun]:
+    """playbooks/preflight.yml once, over one local host per bad pool (role_cases)."""
+    cases = {name: {"gpurack_pool": pool} for name, (pool, _) in BAD_POOLS.items()}
+    runs, out = run_cases(
+        tmp_path_factory.mktemp("pools"), REPO / "playbooks/preflight.yml", cases, ("-e", "gpurack_hosts=all")
+    )
+    assert "Traceback" not in out
+    return runs
+
+
+@pytest.mark.parametrize("case", sorted(BAD_POOLS))
+def test_bad_pool_fails_preflight_before_gathering(bad_pool_runs: dict[str, HostRun], case: str) -> None:
+    """Issue 13: the pool was checked only at join, after prepare had changed every node."""
+    run = bad_pool_runs[case]
+    assert run.failed_task is not None, run
+    if case != "not_a_mapping":
+        assert "Refuse a bad pool before touching the node" in run.failed_task
+        assert f"gpurack_pool of {case} is invalid" in run.message
+    assert BAD_POOLS[case][1] in run.message
+    assert not run.ran("Gather")
+    assert not run.ran("Summarise preflight")
 
 
 @pytest.fixture(scope="module")

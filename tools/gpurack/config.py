@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._labels import pool_errors
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks import validate_expect
 
 from gpurack.errors import UsageError
@@ -33,12 +34,18 @@ def load_expect(path: Path | None) -> dict[str, Any]:
 def load_pool(path: Path | None) -> dict[str, Any]:
     """Return the pool settings of a YAML file, over the defaults (unassigned, batch, full-gpu).
 
+    The pool rules are the playbooks' (pool_errors): an unknown key (a misspelt `wrkload`)
+    is refused, never ignored in favour of the default.
+
     Raises:
-        UsageError: unreadable file or bad YAML.
+        UsageError: unreadable file, bad YAML, or a pool that breaks the pool rules.
     """
     if path is None:
         return dict(DEFAULT_POOL)
-    return {**DEFAULT_POOL, **_unwrap(_load_mapping(path), POOL_KEY)}
+    pool = {**DEFAULT_POOL, **_unwrap(_load_mapping(path), POOL_KEY)}
+    if errors := pool_errors(pool):
+        raise UsageError(f"--pool {path}: {'; '.join(errors)}")
+    return pool
 
 
 def _load_mapping(path: Path) -> dict[str, Any]:

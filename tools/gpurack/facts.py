@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._capture import parse_capture_file
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import FactsError
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._labels import node_labels
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._labels import LabelError, node_labels
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._node_facts import gather_all
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import (
     CaptureError,
@@ -53,11 +53,15 @@ def read_node(origin: Origin, pool: dict[str, Any]) -> NodeFacts:
     """Gather every fact of the node at `origin` and derive its labels for `pool`.
 
     Raises:
-        UsageError: the capture folder does not exist.
+        UsageError: the capture folder does not exist, or the pool breaks the pool rules.
         NotAssessedError: the folder is not a capture, or its contents are malformed or truncated.
     """
     facts = gather(origin)
-    return NodeFacts(host=_host(origin), origin=origin, facts=facts, labels=node_labels(facts, pool))
+    try:
+        labels = node_labels(facts, pool)
+    except LabelError as exc:
+        raise UsageError(f"pool: {exc}") from exc
+    return NodeFacts(host=_host(origin), origin=origin, facts=facts, labels=labels)
 
 
 def gather(origin: Origin) -> Facts:

@@ -10,6 +10,7 @@ from ansible_collections.gpurack.bootstrap.plugins.filter.labels import (
     FilterModule,
     label_valid,
     node_labels,
+    pool_errors,
     pool_taints,
 )
 
@@ -29,6 +30,7 @@ def test_filter_module_maps_names_to_functions() -> None:
     assert FilterModule().filters() == {
         "node_labels": node_labels,
         "pool_taints": pool_taints,
+        "pool_errors": pool_errors,
         "label_valid": label_valid,
     }
 
@@ -69,3 +71,10 @@ def test_label_valid_filter() -> None:
     assert label_valid({"kubernetes.io/arch": "amd64"}, True) is True
     with pytest.raises(AnsibleFilterError, match="label_valid expects a mapping"):
         label_valid(["gpurack.io/rack=r12"])  # type: ignore[arg-type]
+
+
+def test_pool_errors_filter_names_each_key() -> None:
+    assert pool_errors(POOL) == []
+    errors = pool_errors({**POOL, "wrkload": "inference", "name": "Infer L4"})
+    assert [e.split(":")[0] for e in errors] == ["pool", "pool.name"]
+    assert pool_errors("infer-l4") == ["pool must be a mapping with name, workload and sharing, got str"]

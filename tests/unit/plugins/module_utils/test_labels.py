@@ -9,17 +9,22 @@ import pytest
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_facts import gather_gpu
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_smi import parse_nvidia_smi_text
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._labels import (
+    POOL_KEYS,
     LabelError,
+    check_pool,
     fabric_label,
     label_errors,
     label_key_error,
     label_value_error,
     node_labels,
+    pool_errors,
     pool_taints,
     topology_label,
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._nic_facts import gather_nic
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import CaptureSource
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 POOL = {"name": "h200-train-a", "workload": "distributed-training", "sharing": "full-gpu"}
 
@@ -90,7 +95,7 @@ def test_node_labels_extra_pool_labels_are_added() -> None:
             "pool.workload must be one of distributed-training, inference, batch",
         ),
         ({**POOL, "sharing": None}, "pool.sharing must be one of full-gpu, mig, time-slicing"),
-        ({**POOL, "name": "H200 train"}, "pool.name: label value 'H200 train' must be empty or at most 63"),
+        ({**POOL, "name": "H200 train"}, "pool.name: 'H200 train' must be a DNS label: at most 63"),
         ({k: v for k, v in POOL.items() if k != "name"}, "pool.name is required"),
         (
             {**POOL, "labels": {"node-role.kubernetes.io/gpu": ""}},
@@ -252,6 +257,102 @@ def test_pool_taints_keeps_a_single_validating_taint() -> None:
 def test_pool_taints_invalid_raises(taints: Any, message: str) -> None:
     with pytest.raises(LabelError, match=message):
         pool_taints({**POOL, "taints": taints})
+
+
+# --- the pool rules preflight, join and the CLI share (issue 13, point 4) -------------------
+
+
+@pytest.mark.parametrize(
+    ("pool", "message"),
+    [
+        ({**POOL, "wrkload": "inference"}, "pool: unknown key 'wrkload' (did you mean 'workload'?)"),
+        ({**POOL, "colour": "red"}, "pool: unknown key 'colour'; known keys: name, workload, sharing"),
+        ({**POOL, "name": "H200-Train-A"}, "pool.name: 'H200-Train-A' must be a DNS label"),
+        ({**POOL, "name": "h200_train"}, "pool.name: 'h200_train' must be a DNS label"),
+        ({**POOL, "name": "h200.train"}, "pool.name: 'h200.train' must be a DNS label"),
+        ({**POOL, "name": "a" * 64}, "must be a DNS label: at most 63"),
+        ({**POOL, "name": 42}, "pool.name must be a string"),
+        ({**POOL, "labels": {"kubernetes.io/hostname": "x"}}, "reserved for Kubernetes"),
+        ({**POOL, "labels": {"team": 7}}, "pool.labels: team: label value 7 must be a string"),
+        ({**POOL, "labels": ["team=vision"]}, "pool.labels: labels must be a mapping"),
+        (
+            {**POOL, "taints": [{"key": "gpurack.io/x", "value": "a", "effect": "NoExecute"}] * 2},
+            r"pool.taints[1]: same key and effect as pool.taints[0]",
+        ),
+        ({**POOL, "taints": [{"key": "gpurack.io/x", "effect": "noschedule"}]}, "effect must be one of"),
+        ({**POOL, "taints": [{"key": "k8s.io/x", "effect": "NoSchedule"}]}, "taint key 'k8s.io/x'"),
+    ],
+)
+def test_pool_errors_name_the_key(pool: Any, message: str) -> None:
+    errors = pool_errors(pool)
+    assert any(message in e for e in errors), errors
+    with pytest.raises(LabelError):
+        check_pool(pool)
+    # node_labels applies the same rules, so join refuses what preflight refuses.
+    with pytest.raises(LabelError):
+        node_labels({"gpurack_gpu": gpus(1)}, pool)
+
+
+def test_pool_errors_lists_every_problem_at_once() -> None:
+    pool = {"name": "Bad Name", "wrkload": "inference", "sharing": "all", "taints": "x"}
+    errors = pool_errors(pool)
+    assert len(errors) == 5, errors  # unknown key, name, workload (missing), sharing, taints
+
+
+@pytest.mark.parametrize(
+    "pool",
+    [
+        POOL,
+        {**POOL, "labels": {"example.com/team": "llm", "rack": ""}, "taints": None},
+        {**POOL, "taints": [{"key": "gpurack.io/pool", "value": "h200-train-a", "effect": "NoSchedule"}]},
+        {**POOL, "taints": [{"key": "a", "effect": "NoSchedule"}, {"key": "a", "effect": "NoExecute"}]},
+    ],
+)
+def test_pool_errors_accepts_valid_pools(pool: dict[str, Any]) -> None:
+    assert pool_errors(pool) == []
+    check_pool(pool)
+
+
+def test_pool_keys_are_the_documented_ones() -> None:
+    assert POOL_KEYS == ("name", "workload", "sharing", "labels", "taints")
+
+
+_ANY = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=70),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=12), inner, max_size=4),
+    max_leaves=12,
+)
+_POOLS = st.fixed_dictionaries(
+    {},
+    optional={
+        "name": st.text(max_size=70) | _ANY,
+        "workload": st.sampled_from(["inference", "batch", "Inference", ""]) | _ANY,
+        "sharing": st.sampled_from(["mig", "full-gpu", "MIG"]) | _ANY,
+        "labels": st.dictionaries(st.text(max_size=80), st.text(max_size=70) | _ANY, max_size=3) | _ANY,
+        "taints": st.lists(
+            st.dictionaries(st.sampled_from(["key", "value", "effect", "op"]), st.text(max_size=20) | _ANY),
+            max_size=3,
+        )
+        | _ANY,
+        "wrkload": _ANY,
+    },
+)
+
+
+@settings(database=None, deadline=None, max_examples=300)
+@given(pool=_POOLS | _ANY)
+def test_any_pool_is_valid_or_a_label_error(pool: Any) -> None:
+    """Any YAML-shaped pool either passes or raises LabelError, never another exception."""
+    errors = pool_errors(pool)
+    try:
+        labels = node_labels({"gpurack_gpu": gpus(1)}, pool)
+        taints = pool_taints(pool)
+    except LabelError:
+        assert errors, "node_labels or pool_taints refused a pool that pool_errors accepted"
+        return
+    assert errors == []
+    assert label_errors(labels) == []
+    assert all(t["effect"] in ("NoSchedule", "PreferNoSchedule", "NoExecute") for t in taints)
 
 
 # --- real captures ---------------------------------------------------------------------------
