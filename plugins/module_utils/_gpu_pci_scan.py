@@ -65,7 +65,10 @@ def _scan_link(source: Source, base: str) -> dict[str, int | None]:
         "gen_max_device": None,
         "gen_max_host": None,
         "width_current": plausible.link_width(
-            sysfs_int(source.read(f"{base}/current_link_width")), where, "current_link_width", link_down_ok=True
+            sysfs_int(source.read(f"{base}/current_link_width")),
+            where,
+            "current_link_width",
+            link_down_ok=True,
         ),
         "width_max": plausible.link_width(
             sysfs_int(source.read(f"{base}/max_link_width")), where, "max_link_width"

@@ -69,12 +69,10 @@ def _parse_link_line(line: str, bus_id: str, what: str) -> tuple[float | None, i
     where = f"{_LSPCI}: {bus_id}"
     gts = float(speed.group("speed")) if speed.group("speed") else None
     plausible.link_speed(gts, where, f"{what} speed")
-    lanes = plausible.link_width(
-        int(width.group("width")), where, f"{what} width", link_down_ok=what == "LnkSta"
-    )
+    plausible.link_width(int(width.group("width")), where, f"{what} width", link_down_ok=what == "LnkSta")
     speed_mark = None if speed.group("mark") is None else speed.group("mark") == "downgraded"
     width_mark = None if width.group("mark") is None else width.group("mark") == "downgraded"
-    return gts, lanes, speed_mark, width_mark
+    return gts, int(width.group("width")), speed_mark, width_mark
 
 
 def _below(current: float | None, capability: float | None) -> bool:

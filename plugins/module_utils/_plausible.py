@@ -58,8 +58,8 @@ def link_width(value: int | None, source: str, what: str, *, link_down_ok: bool 
     """
     if value is None or value in LINK_WIDTHS or (link_down_ok and value == 0):
         return value
-    widths = "/".join(f"x{w}" for w in LINK_WIDTHS)
-    raise _impossible(source, what, value, f"PCIe links are {widths}" + (", or x0 when down" if link_down_ok else ""))
+    widths = "/".join(f"x{w}" for w in LINK_WIDTHS) + (", or x0 when down" if link_down_ok else "")
+    raise _impossible(source, what, value, f"PCIe links are {widths}")
 
 
 def not_above(current: int | None, maximum: int | None, source: str, what: str) -> None:

@@ -90,7 +90,8 @@ def test_parse_nvidia_smi_text_h100x8_reads_eight_gpus(public: Path) -> None:
     assert first["vbios"] == "96.00.74.00.0D"
     assert all(gpu["memory_total_mib"] == 81559 for gpu in facts["gpus"])
     assert all(
-        gpu["pcie"] == {
+        gpu["pcie"]
+        == {
             "gen_current": 5,
             "gen_max": 5,
             "gen_max_device": 5,
