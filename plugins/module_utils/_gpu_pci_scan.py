@@ -47,6 +47,12 @@ def sysfs_int(text: str | None) -> int | None:
     return int(value) if re.fullmatch(r"\d+", value) else None
 
 
+def _lanes(text: str | None) -> int | None:
+    """A sysfs link width: an integer (a negative one is refused by the caller), else None."""
+    value = (text or "").strip()
+    return int(value) if re.fullmatch(r"-?\d+", value) else None
+
+
 def numa_node(source: Source, bus_id: str) -> int | None:
     # sysfs says -1 when the platform reports no NUMA locality (VMs, single-socket boards).
     return sysfs_int(source.read(f"{PCI_DEVICES}/{bus_id}/numa_node"))
@@ -65,13 +71,13 @@ def _scan_link(source: Source, base: str) -> dict[str, int | None]:
         "gen_max_device": None,
         "gen_max_host": None,
         "width_current": plausible.link_width(
-            sysfs_int(source.read(f"{base}/current_link_width")),
+            _lanes(source.read(f"{base}/current_link_width")),
             where,
             "current_link_width",
             link_down_ok=True,
         ),
         "width_max": plausible.link_width(
-            sysfs_int(source.read(f"{base}/max_link_width")), where, "max_link_width"
+            _lanes(source.read(f"{base}/max_link_width")), where, "max_link_width"
         ),
     }
     plausible.not_above(link["gen_current"], link["gen_max"], where, "current PCIe generation")
