@@ -108,6 +108,12 @@ GPU_PCI_VISIBLE = CheckSpec(
 )
 
 
+def _smi_listed(ctx: Context) -> bool:
+    """Whether the GPU list came from nvidia-smi (not from a PCI scan)."""
+    gpu = ctx.gpu()
+    return gpu is not None and str(gpu.field("source")).startswith("nvidia-smi")
+
+
 def _smi_count(ctx: Context) -> int | None:
     """What nvidia-smi listed; facts gathered before nvidia_smi_count existed give it by source."""
     gpu = ctx.gpu()
@@ -132,7 +138,11 @@ def _gpus_on_bus(ctx: Context) -> list[str] | None:
 def check_gpu_pci_visible(ctx: Context) -> list[CheckResult]:
     listed = _smi_count(ctx)
     if listed is None:
-        return [skip(GPU_PCI_VISIBLE, "nvidia-smi did not run (not installed or failed): nothing to compare")]
+        # Before prepare installs the driver there is no nvidia-smi; a broken one is the
+        # nvidia_driver role's to fix (it asserts the loaded driver), not a count to compare.
+        return [
+            skip(GPU_PCI_VISIBLE, "nvidia-smi listed nothing (not installed or failed): nothing to compare")
+        ]
     on_bus = _gpus_on_bus(ctx)
     if on_bus is None:
         return [skip(GPU_PCI_VISIBLE, "no PCI facts were gathered (gpurack_pci missing or unavailable)")]
@@ -151,15 +161,10 @@ def check_gpu_pci_visible(ctx: Context) -> list[CheckResult]:
             measured={"nvidia_smi": listed, "pci": len(on_bus)},
             expected={"nvidia_smi": len(on_bus), "pci": len(on_bus)},
             reason=reason,
-            source=f"{ctx.gpu_source()}; PCI bus",
+            source="nvidia-smi; PCI bus (lspci or sysfs)",
             lines=[f"PCI {bus}: {'' if bus in smi_buses else 'not '}listed by nvidia-smi" for bus in on_bus],
         )
     ]
-
-
-def _smi_listed(ctx: Context) -> bool:
-    gpu = ctx.gpu()
-    return gpu is not None and str(gpu.field("source")).startswith("nvidia-smi")
 
 
 GPU_MODEL = CheckSpec(
