@@ -99,14 +99,7 @@ def _pcie(raw: _Raw, where: str) -> dict[str, int | None]:
     }
     plausible.not_above(gens["gen_current"], gens["gen_max"], where, "current PCIe generation")
     plausible.not_above(widths["width_current"], widths["width_max"], where, "current link width")
-    return {
-        "gen_current": gens["gen_current"],
-        "gen_max": gens["gen_max"],
-        "gen_max_device": gens["gen_max_device"],
-        "gen_max_host": gens["gen_max_host"],
-        "width_current": widths["width_current"],
-        "width_max": widths["width_max"],
-    }
+    return {**gens, **widths}
 
 
 def _build_gpu(index: int, raw: _Raw, source: str) -> dict[str, Any]:
