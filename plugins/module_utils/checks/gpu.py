@@ -137,6 +137,10 @@ def _gpus_on_bus(ctx: Context) -> list[str] | None:
 @check(GPU_PCI_VISIBLE)
 def check_gpu_pci_visible(ctx: Context) -> list[CheckResult]:
     listed = _smi_count(ctx)
+    gpus, why = ctx.gpus()
+    facts = ctx.gpu()
+    if facts is None or facts.field("available") is False:
+        return [skip(GPU_PCI_VISIBLE, str(why))]  # the reason every GPU check gives
     if listed is None:
         # Before prepare installs the driver there is no nvidia-smi; a broken one is the
         # nvidia_driver role's to fix (it asserts the loaded driver), not a count to compare.
@@ -146,7 +150,6 @@ def check_gpu_pci_visible(ctx: Context) -> list[CheckResult]:
     on_bus = _gpus_on_bus(ctx)
     if on_bus is None:
         return [skip(GPU_PCI_VISIBLE, "no PCI facts were gathered (gpurack_pci missing or unavailable)")]
-    gpus, _ = ctx.gpus()
     smi_buses = {str(g.field("bus_id")) for g in gpus} if _smi_listed(ctx) else set()
     unseen = [bus for bus in on_bus if bus not in smi_buses]
     reason = None
