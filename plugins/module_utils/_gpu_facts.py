@@ -96,12 +96,15 @@ def _add_nvlinks(facts: dict[str, Any], source: Source) -> None:
 
 def _gather(source: Source) -> dict[str, Any]:
     parsed, smi_source, why_not = _run_smi(source)
+    # What nvidia-smi listed, kept beside a PCI scan so checks can compare the two counts.
+    smi_count = parsed["count"] if parsed is not None else None
     if parsed is not None and parsed["count"] > 0:
         facts: dict[str, Any] = {
             "available": True,
             "source": smi_source,
             "driver_loaded": True,
             "sources": [SRC_XML if smi_source == "nvidia-smi-xml" else SRC_TEXT],
+            "nvidia_smi_count": smi_count,
             **parsed,
         }
         _add_topology(facts, source)
@@ -119,6 +122,7 @@ def _gather(source: Source) -> dict[str, Any]:
         "driver_loaded": False,
         "topology": None,
         "nvswitch": None,
+        "nvidia_smi_count": smi_count,
     }
     gpus = scan_pci_gpus(source)
     if gpus:

@@ -13,6 +13,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 from typing import Any
 
+from ansible_collections.gpurack.bootstrap.plugins.module_utils import _plausible as plausible
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import FactsError
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_values import (
     device_id,
@@ -71,9 +72,34 @@ def _sum_counters(leaves: Iterable[tuple[str, str]], wanted: str, source: str) -
                 continue
             if kind == wanted:
                 picked.append(value)
-    numbers = [to_int(v, source, f"ECC counter {wanted}") for v in picked]
+    numbers = [_count(v, source, f"ECC counter {wanted}") for v in picked]
     known = [n for n in numbers if n is not None]
-    return sum(known) if known else None
+    return plausible.counter(sum(known), source, f"ECC counter {wanted} total") if known else None
+
+
+def _count(value: str | None, source: str, what: str) -> int | None:
+    """A counter's value: a number (never negative nor above 64 bits) or None for N/A."""
+    return plausible.counter(to_int(value, source, what), source, what)
+
+
+def _pcie(raw: _Raw, where: str) -> dict[str, int | None]:
+    """The GPU's PCIe link; `gen_max` is the lower of the device's and the host slot's maximum."""
+    gens = {
+        key: plausible.pcie_gen(to_int(raw.get(key), where, what), where, what)
+        for key, what in (
+            ("gen_current", "current PCIe generation"),
+            ("gen_max", "max PCIe generation"),
+            ("gen_max_device", "device max PCIe generation"),
+            ("gen_max_host", "host max PCIe generation"),
+        )
+    }
+    widths = {
+        key: plausible.link_width(to_int(raw.get(key), where, what), where, what)
+        for key, what in (("width_current", "current link width"), ("width_max", "max link width"))
+    }
+    plausible.not_above(gens["gen_current"], gens["gen_max"], where, "current PCIe generation")
+    plausible.not_above(widths["width_current"], widths["width_max"], where, "current link width")
+    return {**gens, **widths}
 
 
 def _build_gpu(index: int, raw: _Raw, source: str) -> dict[str, Any]:
@@ -91,8 +117,8 @@ def _build_gpu(index: int, raw: _Raw, source: str) -> dict[str, Any]:
     remapped_rows: dict[str, Any] | None = None
     if remapped is not None:
         remapped_rows = {
-            "correctable": to_int(remapped.get("correctable"), where, "remapped rows correctable"),
-            "uncorrectable": to_int(remapped.get("uncorrectable"), where, "remapped rows uncorrectable"),
+            "correctable": _count(remapped.get("correctable"), where, "remapped rows correctable"),
+            "uncorrectable": _count(remapped.get("uncorrectable"), where, "remapped rows uncorrectable"),
             "pending": to_bool(remapped.get("pending"), where, "remapped rows pending"),
             "failure": to_bool(remapped.get("failure"), where, "remapped rows failure"),
         }
@@ -110,19 +136,17 @@ def _build_gpu(index: int, raw: _Raw, source: str) -> dict[str, Any]:
         "bus_id": normalize_bus_id(bus_id) if bus_id else None,
         "pci_device_id": device_id(raw.get("pci_device_id")),
         "vbios": known(raw.get("vbios")),
-        "memory_total_mib": to_int(raw.get("memory_total"), where, "FB memory total"),
-        "pcie": {
-            "gen_current": to_int(raw.get("gen_current"), where, "current PCIe generation"),
-            "gen_max": to_int(raw.get("gen_max"), where, "max PCIe generation"),
-            "width_current": to_int(raw.get("width_current"), where, "current link width"),
-            "width_max": to_int(raw.get("width_max"), where, "max link width"),
-        },
+        "memory_total_mib": plausible.memory_mib(
+            to_int(raw.get("memory_total"), where, "FB memory total"), where, "FB memory total"
+        ),
+        "pcie": _pcie(raw, where),
         "pcie_replays": {
-            "since_reset": to_int(raw.get("replays"), where, "PCIe replays since reset"),
-            "rollovers": to_int(raw.get("replay_rollovers"), where, "PCIe replay rollovers"),
+            "since_reset": _count(raw.get("replays"), where, "PCIe replays since reset"),
+            "rollovers": _count(raw.get("replay_rollovers"), where, "PCIe replay rollovers"),
         },
         "persistence_mode": to_bool(raw.get("persistence"), where, "persistence mode"),
         "mig_mode": to_bool(raw.get("mig"), where, "MIG mode"),
+        "mig_mode_pending": to_bool(raw.get("mig_pending"), where, "pending MIG mode"),
         "ecc_mode": to_bool(raw.get("ecc"), where, "ECC mode"),
         "ecc_errors": {
             f"{scope}_{kind}": _sum_counters(ecc_leaves.get(scope, []), kind, where)
@@ -131,8 +155,8 @@ def _build_gpu(index: int, raw: _Raw, source: str) -> dict[str, Any]:
         },
         "remapped_rows": remapped_rows,
         "retired_pages": {
-            "single_bit": to_int(raw.get("retired_single"), where, "retired pages single bit"),
-            "double_bit": to_int(raw.get("retired_double"), where, "retired pages double bit"),
+            "single_bit": _count(raw.get("retired_single"), where, "retired pages single bit"),
+            "double_bit": _count(raw.get("retired_double"), where, "retired pages double bit"),
             "pending": to_bool(raw.get("retired_pending"), where, "retired pages pending"),
         },
         "recovery_action": known(raw.get("recovery_action")),
@@ -148,7 +172,7 @@ def _build_gpu(index: int, raw: _Raw, source: str) -> dict[str, Any]:
 def _finish(
     driver: str | None, cuda: str | None, attached: str | None, raws: list[_Raw], source: str
 ) -> dict[str, Any]:
-    count = to_int(attached, source, "Attached GPUs") if attached is not None else None
+    count = plausible.counter(to_int(attached, source, "Attached GPUs"), source, "Attached GPUs")
     if count is not None and count != len(raws):
         raise FactsError(
             f"{source}: 'Attached GPUs: {count}' but {len(raws)} GPU sections (truncated output?)"
@@ -178,12 +202,16 @@ _XML_FIELDS = {
     "memory_total": "fb_memory_usage/total",
     "gen_current": "pci/pci_gpu_link_info/pcie_gen/current_link_gen",
     "gen_max": "pci/pci_gpu_link_info/pcie_gen/max_link_gen",
+    # R5xx and later: the device's own maximum and the host slot's; max_link_gen is the lower.
+    "gen_max_device": "pci/pci_gpu_link_info/pcie_gen/max_device_link_gen",
+    "gen_max_host": "pci/pci_gpu_link_info/pcie_gen/max_host_link_gen",
     "width_current": "pci/pci_gpu_link_info/link_widths/current_link_width",
     "width_max": "pci/pci_gpu_link_info/link_widths/max_link_width",
     "replays": "pci/replay_counter",
     "replay_rollovers": "pci/replay_rollover_counter",
     "persistence": "persistence_mode",
     "mig": "mig_mode/current_mig",
+    "mig_pending": "mig_mode/pending_mig",
     "ecc": "ecc_mode/current_ecc",
     "retired_single": "retired_pages/multiple_single_bit_retirement/retired_count",
     "retired_double": "retired_pages/double_bit_retirement/retired_count",
@@ -272,12 +300,15 @@ _TEXT_FIELDS: dict[str, tuple[str, ...]] = {
     "memory_total": ("FB Memory Usage", "Total"),
     "gen_current": ("PCI", "GPU Link Info", "PCIe Generation", "Current"),
     "gen_max": ("PCI", "GPU Link Info", "PCIe Generation", "Max"),
+    "gen_max_device": ("PCI", "GPU Link Info", "PCIe Generation", "Device Max"),
+    "gen_max_host": ("PCI", "GPU Link Info", "PCIe Generation", "Host Max"),
     "width_current": ("PCI", "GPU Link Info", "Link Width", "Current"),
     "width_max": ("PCI", "GPU Link Info", "Link Width", "Max"),
     "replays": ("PCI", "Replays Since Reset"),
     "replay_rollovers": ("PCI", "Replay Number Rollovers"),
     "persistence": ("Persistence Mode",),
     "mig": ("MIG Mode", "Current"),
+    "mig_pending": ("MIG Mode", "Pending"),
     "ecc": ("ECC Mode", "Current"),
     "retired_single": ("Retired Pages", "Single Bit ECC"),
     "retired_double": ("Retired Pages", "Double Bit ECC"),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ansible_collections.gpurack.bootstrap.plugins.module_utils import _plausible as plausible
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import FactsError
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._fact_view import FactView
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import Source
@@ -34,9 +35,9 @@ _LNKSTA = re.compile(r"^\s+LnkSta:\s")
 _NUMA = re.compile(r"^\s+NUMA node:\s*(?P<node>-?\d+)\s*$")
 # A bridge's buses: "Bus: primary=15, secondary=16, subordinate=1c, sec-latency=0".
 _BRIDGE_BUS = re.compile(r"^\s+Bus: primary=[0-9a-fA-F]+, secondary=(?P<secondary>[0-9a-fA-F]+),")
-_SPEED = re.compile(r"Speed (?:(?P<speed>[\d.]+)GT/s|unknown)(?: \((?P<mark>ok|downgraded)\))?")
+_SPEED = re.compile(r"Speed (?:(?P<speed>\d+(?:\.\d+)?)GT/s|unknown)(?: \((?P<mark>ok|downgraded)\))?")
 _WIDTH = re.compile(r"Width x(?P<width>\d+)(?: \((?P<mark>ok|downgraded)\))?")
-_SYSFS_SPEED = re.compile(r"^(?P<speed>[\d.]+) GT/s")
+_SYSFS_SPEED = re.compile(r"^(?P<speed>\d+(?:\.\d+)?) GT/s")
 
 
 def normalize_bus_id(text: str) -> str | None:
@@ -54,13 +55,21 @@ def normalize_bus_id(text: str) -> str | None:
 
 
 def _parse_link_line(line: str, bus_id: str, what: str) -> tuple[float | None, int, bool | None, bool | None]:
-    """(speed GT/s, width, speed marker, width marker) of one LnkCap/LnkSta line."""
+    """(speed GT/s, width, speed marker, width marker) of one LnkCap/LnkSta line.
+
+    Raises:
+        FactsError: no Speed or Width, or a rate or width no PCIe link has (LnkSta may say
+            x0: a link that did not train).
+    """
     speed = _SPEED.search(line)
     width = _WIDTH.search(line)
     if speed is None or width is None:
         missing = "Speed" if speed is None else "Width"
-        raise FactsError(f"{_LSPCI}: {bus_id} {what} line has no {missing}: {line.strip()!r}")
+        raise FactsError(f"{_LSPCI}: {bus_id} {what} line has no {missing}: {line.strip()[:80]!r}")
+    where = f"{_LSPCI}: {bus_id}"
     gts = float(speed.group("speed")) if speed.group("speed") else None
+    plausible.link_speed(gts, where, f"{what} speed")
+    plausible.link_width(int(width.group("width")), where, f"{what} width", link_down_ok=what == "LnkSta")
     speed_mark = None if speed.group("mark") is None else speed.group("mark") == "downgraded"
     width_mark = None if width.group("mark") is None else width.group("mark") == "downgraded"
     return gts, int(width.group("width")), speed_mark, width_mark
@@ -174,12 +183,16 @@ def _bridge_buses(text: str) -> dict[tuple[str, int], str]:
     return found
 
 
-def parse_sysfs_speed(text: str | None) -> float | None:
-    """`32.0 GT/s PCIe` -> 32.0; empty, `Unknown` or absent -> None."""
+def parse_sysfs_speed(text: str | None, where: str = SYSFS_PCI) -> float | None:
+    """`32.0 GT/s PCIe` -> 32.0; empty, `Unknown` or absent -> None.
+
+    Raises:
+        FactsError: a rate no PCIe generation has.
+    """
     if text is None:
         return None
     match = _SYSFS_SPEED.match(text.strip())
-    return float(match.group("speed")) if match else None
+    return plausible.link_speed(float(match.group("speed")), where, "link speed") if match else None
 
 
 def _sysfs_int(text: str | None, path: str) -> int | None:
@@ -203,7 +216,8 @@ def parse_sysfs_pci_device(bus_id: str, attrs: dict[str, str | None]) -> dict[st
     current_link_speed, max_link_speed, current_link_width, max_link_width; None = absent).
 
     Raises:
-        FactsError: numa_node or a link width is not an integer.
+        FactsError: numa_node or a link width is not an integer, or a rate or width no PCIe
+            link has (the current width may be 0: a link that did not train).
     """
     base = f"{SYSFS_PCI}/{bus_id}"
     numa = _sysfs_int(attrs.get("numa_node"), f"{base}/numa_node")
@@ -211,11 +225,13 @@ def parse_sysfs_pci_device(bus_id: str, attrs: dict[str, str | None]) -> dict[st
     widths = [attrs.get(k) for k in ("current_link_width", "max_link_width")]
     link: dict[str, Any] | None = None
     if any(t is not None and t.strip() for t in link_texts + widths):
+        cap_width = _sysfs_int(attrs.get("max_link_width"), f"{base}/max_link_width")
+        sta_width = _sysfs_int(attrs.get("current_link_width"), f"{base}/current_link_width")
         link = make_link(
-            parse_sysfs_speed(attrs.get("max_link_speed")),
-            _sysfs_int(attrs.get("max_link_width"), f"{base}/max_link_width"),
-            parse_sysfs_speed(attrs.get("current_link_speed")),
-            _sysfs_int(attrs.get("current_link_width"), f"{base}/current_link_width"),
+            parse_sysfs_speed(attrs.get("max_link_speed"), f"{base}/max_link_speed"),
+            plausible.link_width(cap_width, f"{base}/max_link_width", "width"),
+            parse_sysfs_speed(attrs.get("current_link_speed"), f"{base}/current_link_speed"),
+            plausible.link_width(sta_width, f"{base}/current_link_width", "width", link_down_ok=True),
         )
     return {
         "bus_id": bus_id,

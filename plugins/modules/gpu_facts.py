@@ -89,6 +89,13 @@ ansible_facts:
           type: int
           returned: always
           sample: 8
+        nvidia_smi_count:
+          description:
+            - Number of GPUs C(nvidia-smi) lists, also when the GPUs come from a PCI scan (C(0) there
+              means nvidia-smi answered but listed none); null when nvidia-smi is missing or failed.
+          type: int
+          returned: always
+          sample: 8
         gpus:
           description: One entry per GPU, in nvidia-smi index order (bus order for a PCI scan).
           type: list

@@ -31,6 +31,13 @@ options:
       - Only the keys present are checked.
     type: dict
     default: {}
+  pool:
+    description:
+      - The node's pool settings (C(gpurack_pool)); its C(sharing) (C(full-gpu), C(mig), C(time-slicing))
+        is compared with each GPU's MIG mode (check C(gpu.mig_mode)).
+      - Without it that check skips.
+    type: dict
+    default: {}
   extra_results:
     description:
       - Results produced before the checks, in the shape of RV(results) (for example one failing
@@ -60,6 +67,7 @@ EXAMPLES = r"""
   gpurack.bootstrap.node_checks:
     facts: "{{ ansible_facts }}"
     expect: "{{ gpurack_expect | default({}) }}"
+    pool: "{{ gpurack_pool | default({}) }}"
   register: __validation_quick
 
 - name: Fail the host when a check failed (a warn is shown, not failed)
@@ -112,6 +120,7 @@ def main() -> None:
         argument_spec={
             "facts": {"type": "dict", "required": True},
             "expect": {"type": "dict", "default": {}},
+            "pool": {"type": "dict", "default": {}},
             "extra_results": {"type": "list", "elements": "dict", "default": []},
             "tier": {"type": "str", "choices": ["quick"], "default": "quick"},
         },
@@ -124,7 +133,8 @@ def main() -> None:
         extra = [CheckResult.from_dict(r) for r in module.params["extra_results"]]
     except (TypeError, ValueError) as exc:
         module.fail_json(msg=f"Invalid extra_results: {exc}")
-    results = extra + run_checks(module.params["facts"], module.params["expect"], module.params["tier"])
+    params = module.params
+    results = extra + run_checks(params["facts"], params["expect"], params["tier"], params["pool"])
     module.exit_json(changed=False, results=[r.to_dict() for r in results], summary=summarise(results))
 
 

@@ -211,3 +211,26 @@ def test_a_skip_node_fails_saying_nothing_was_assessed(
     assert failure.startswith(f"preflight SKIP on localhost: nothing was assessed, all {checks} checks")
     # The skip reasons say why: here, no GPU facts could be read.
     assert "GPU facts unavailable" in failure
+
+
+def test_the_pool_sharing_reaches_the_checks(tmp_path: Path) -> None:
+    """A GPU with MIG enabled in a full-gpu pool fails preflight: the role passes gpurack_pool."""
+    root = tmp_path / "h200x1"
+    shutil.copytree(H200X1, root, copy_function=shutil.copyfile)
+    for path in [root, *root.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    xml = root / "nvidia-smi-q.xml"
+    xml.write_text(
+        xml.read_text().replace("<current_mig>Disabled</current_mig>", "<current_mig>Enabled</current_mig>")
+    )
+    extra = {
+        "gpurack_facts_root": str(root),
+        "gpurack_expect": {"gpu": {"count": 1}},
+        "gpurack_pool": {"name": "h200-inference", "workload": "inference", "sharing": "full-gpu"},
+    }
+    proc = _run("-e", json.dumps(extra))
+    out = proc.stdout + proc.stderr
+    assert "Traceback" not in out
+    assert proc.returncode != 0, out
+    assert "FAIL gpu.mig_mode" in out
+    assert "preflight FAIL on localhost" in out

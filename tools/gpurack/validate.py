@@ -65,9 +65,14 @@ class Validation:
 
 
 def validate(
-    node: facts.NodeFacts, expect: dict[str, Any], tier: str, *, burn_in_s: float = DEFAULT_BURN_IN_S
+    node: facts.NodeFacts,
+    expect: dict[str, Any],
+    tier: str,
+    *,
+    burn_in_s: float = DEFAULT_BURN_IN_S,
+    pool: dict[str, Any] | None = None,
 ) -> Validation:
-    """Run the checks of `tier` over the node's facts against `expect`.
+    """Run the checks of `tier` over the node's facts against `expect` and the node's `pool`.
 
     The quick checks read facts only; standard and burn-in add measurements, which need the
     machine itself, so they run only for `--local`.
@@ -75,7 +80,7 @@ def validate(
     Raises:
         UsageError: a measured tier was asked of a capture.
     """
-    results = list(run_checks(node.facts, expect, tier="quick"))
+    results = list(run_checks(node.facts, expect, tier="quick", pool=pool))
     if tier != "quick":
         if node.origin.kind != "local":
             raise UsageError(f"--tier {tier} measures the GPUs of this machine: use --local, not a capture")

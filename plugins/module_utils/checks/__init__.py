@@ -65,11 +65,16 @@ def _guarded(check_id: str, fn: CheckFn, ctx: Context) -> list[CheckResult]:
 
 
 def run_checks(
-    facts: Mapping[str, Any], expect: Mapping[str, Any] | None = None, tier: str = "quick"
+    facts: Mapping[str, Any],
+    expect: Mapping[str, Any] | None = None,
+    tier: str = "quick",
+    pool: Mapping[str, Any] | None = None,
 ) -> list[CheckResult]:
     """Run every check of `tier` (and lower tiers) over the facts; one list of results.
 
-    Measured checks, which need the machine under load (gpurack.gpubench), are skips here.
+    `pool` is the node's `gpurack_pool` (its `sharing` is compared with the GPUs' MIG mode);
+    without it the checks that need it skip. Measured checks, which need the machine under
+    load (gpurack.gpubench), are skips here.
 
     Raises:
         ExpectError: `expect` does not follow the expectations schema.
@@ -80,7 +85,8 @@ def run_checks(
     expect = expect or {}
     if errors := validate_expect(expect):
         raise ExpectError(errors)
-    ctx = Context(facts if isinstance(facts, Mapping) else {}, expect)
+    facts = facts if isinstance(facts, Mapping) else {}
+    ctx = Context(facts, expect, pool if isinstance(pool, Mapping) else {})
     results: list[CheckResult] = []
     for entry in checks_for_tier(tier):
         fn = FUNCTIONS.get(entry.id)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from typing import Any
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._expect import get
@@ -31,13 +32,20 @@ def _usable(view: Any) -> bool:
 
 @dataclass(frozen=True)
 class Context:
-    """The facts of one node (read only through the views) and its validated expectations."""
+    """The facts of one node (read only through the views), its validated expectations and
+    its pool's settings (`gpurack_pool`: name, workload, sharing; {} when not given)."""
 
     facts: Mapping[str, Any]
     expect: Mapping[str, Any]
+    pool: Mapping[str, Any] = dataclass_field(default_factory=dict)
 
     def want(self, dotted: str) -> Any:
         return get(self.expect, dotted)
+
+    def pool_setting(self, name: str) -> str | None:
+        """One `gpurack_pool` setting as a string (e.g. sharing), None when the pool lacks it."""
+        value = self.pool.get(name) if isinstance(self.pool, Mapping) else None
+        return value if isinstance(value, str) and value else None
 
     def gpu(self) -> GpuFactsView | None:
         return GpuFactsView.of(self.facts)

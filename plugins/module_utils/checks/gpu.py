@@ -9,6 +9,7 @@ import re
 from typing import Any
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._expect import ExpectKey
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._fact_view import count as count_of
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_models import find_model, resolve_model
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_views import GpuView
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import CheckResult, Verdict
@@ -91,6 +92,80 @@ def check_gpu_count(ctx: Context) -> list[CheckResult]:
             reason=reason,
             source=ctx.gpu_source(),
             lines=lines,
+        )
+    ]
+
+
+GPU_PCI_VISIBLE = CheckSpec(
+    "gpu.pci_visible",
+    "nvidia-smi lists every GPU on the PCI bus",
+    "quick",
+    "GPUs nvidia-smi lists against the NVIDIA display and 3D controllers on the PCI bus (lspci or sysfs)",
+    "the same number, and every GPU on the bus listed (fail)",
+    "facts: nvidia-smi and the PCI bus of the same node",
+    "a GPU on the bus that nvidia-smi does not list has fallen off the driver: check dmesg | grep NVRM "
+    "(Xid 79, RmInitAdapter failed), reset or reseat it, replace it if it stays missing",
+)
+
+
+def _smi_listed(ctx: Context) -> bool:
+    """Whether the GPU list came from nvidia-smi (not from a PCI scan)."""
+    gpu = ctx.gpu()
+    return gpu is not None and str(gpu.field("source")).startswith("nvidia-smi")
+
+
+def _smi_count(ctx: Context) -> int | None:
+    """What nvidia-smi listed; facts gathered before nvidia_smi_count existed give it by source."""
+    gpu = ctx.gpu()
+    if gpu is None:
+        return None
+    listed = count_of(gpu.field("nvidia_smi_count"))
+    if listed is None and str(gpu.field("source")).startswith("nvidia-smi"):
+        listed = len(gpu.gpus())
+    return listed
+
+
+def _gpus_on_bus(ctx: Context) -> list[str] | None:
+    """Bus ids of the NVIDIA GPUs on the PCI bus (PCI facts, and the GPU facts' own PCI scan)."""
+    buses = _nvidia_pci_devices(ctx)
+    gpu = ctx.gpu()
+    if gpu is not None and gpu.field("source") == "pci-scan":
+        buses = [*(buses or []), *(str(g.field("bus_id")) for g in gpu.gpus())]
+    return sorted(set(buses)) if buses is not None else None
+
+
+@check(GPU_PCI_VISIBLE)
+def check_gpu_pci_visible(ctx: Context) -> list[CheckResult]:
+    listed = _smi_count(ctx)
+    gpus, why = ctx.gpus()
+    facts = ctx.gpu()
+    if facts is None or facts.field("available") is False:
+        return [skip(GPU_PCI_VISIBLE, str(why))]  # the reason every GPU check gives
+    if listed is None:
+        # Before prepare installs the driver there is no nvidia-smi; a broken one is the
+        # nvidia_driver role's to fix (it asserts the loaded driver), not a count to compare.
+        return [
+            skip(GPU_PCI_VISIBLE, "nvidia-smi listed nothing (not installed or failed): nothing to compare")
+        ]
+    on_bus = _gpus_on_bus(ctx)
+    if on_bus is None:
+        return [skip(GPU_PCI_VISIBLE, "no PCI facts were gathered (gpurack_pci missing or unavailable)")]
+    smi_buses = {str(g.field("bus_id")) for g in gpus} if _smi_listed(ctx) else set()
+    unseen = [bus for bus in on_bus if bus not in smi_buses]
+    reason = None
+    if listed != len(on_bus) or unseen:
+        reason = f"nvidia-smi lists {listed} GPU(s), the PCI bus shows {len(on_bus)}"
+        if unseen:
+            reason += f"; not listed by nvidia-smi: {', '.join(unseen)}"
+    return [
+        result(
+            GPU_PCI_VISIBLE,
+            "fail" if reason else "pass",
+            measured={"nvidia_smi": listed, "pci": len(on_bus)},
+            expected={"nvidia_smi": len(on_bus), "pci": len(on_bus)},
+            reason=reason,
+            source="nvidia-smi; PCI bus (lspci or sysfs)",
+            lines=[f"PCI {bus}: {'' if bus in smi_buses else 'not '}listed by nvidia-smi" for bus in on_bus],
         )
     ]
 
@@ -276,6 +351,82 @@ def check_persistence(ctx: Context) -> list[CheckResult]:
         )
 
     return per_gpu(ctx, GPU_PERSISTENCE, field("persistence_mode"), judge, "persistence mode not reported")
+
+
+GPU_MIG = CheckSpec(
+    "gpu.mig_mode",
+    "MIG mode as the pool shares GPUs",
+    "quick",
+    "current and pending MIG mode of each GPU against the pool's sharing",
+    "MIG disabled (or unsupported) in a full-gpu pool, enabled in a mig pool (fail); a pending "
+    "change the other way warns; time-slicing pools set no MIG mode",
+    "gpurack_pool.sharing (DESIGN.md: the device plugin shares GPUs by it)",
+    "set the GPU's MIG mode to what the pool's sharing asks for (nvidia-smi -i <index> -mig 0|1, then "
+    "reset the GPU), or move the node to a pool that shares GPUs as it is set up",
+)
+
+_MIG_WANTED = {"full-gpu": False, "mig": True}
+
+
+def _mig_remedy(index: Any, want: bool, supported: bool) -> str:
+    if not supported:
+        return "this GPU has no MIG: move the node to a full-gpu or time-slicing pool"
+    if want:
+        return (
+            f"enable MIG (nvidia-smi -i {index} -mig 1), reset the GPU (nvidia-smi -r -i {index}) and create "
+            "the pool's MIG instances (the GPU Operator's MIG manager does this from nvidia.com/mig.config); "
+            "or move the node to a full-gpu pool"
+        )
+    return (
+        f"disable MIG (nvidia-smi -i {index} -mig 0) and reset the GPU (nvidia-smi -r -i {index}) or reboot; "
+        "or move the node to a mig pool"
+    )
+
+
+def _mig_text(mode: Any) -> str:
+    return "unsupported" if mode is None else ("enabled" if mode else "disabled")
+
+
+@check(GPU_MIG)
+def check_mig_mode(ctx: Context) -> list[CheckResult]:
+    sharing = ctx.pool_setting("sharing")
+    if sharing is None:
+        return [skip(GPU_MIG, "not checked: gpurack_pool.sharing is not set")]
+    if sharing not in _MIG_WANTED:
+        return [skip(GPU_MIG, f"not checked: pool sharing {sharing} asks for no MIG mode")]
+    want = _MIG_WANTED[sharing]
+    pool = ctx.pool_setting("name") or "the pool"
+
+    def modes(gpu: GpuView) -> Any:
+        # nvidia-smi prints MIG mode N/A on GPUs without MIG; a PCI scan knows nothing.
+        return (gpu.field("mig_mode"), gpu.field("mig_mode_pending")) if _smi_listed(ctx) else None
+
+    def judge(gpu: GpuView, mig: Any) -> CheckResult:
+        comp = gpu.component()
+        current, pending = mig
+        verdict, reason = "pass", None
+        if bool(current) != want:
+            verdict = "fail"
+            reason = f"{comp} has MIG {_mig_text(current)}, but {pool} shares GPUs as {sharing}"
+        elif pending is not None and pending != want:
+            verdict = "warn"
+            reason = (
+                f"{comp}: MIG becomes {_mig_text(pending)} at the next GPU reset, "
+                f"but {pool} shares GPUs as {sharing}"
+            )
+        return result(
+            GPU_MIG,
+            verdict,
+            component=comp,
+            measured={"current": current, "pending": pending},
+            expected={"current": want, "sharing": sharing},
+            reason=reason,
+            remediation=_mig_remedy(gpu.field("index"), want, current is not None) if reason else None,
+            source=ctx.gpu_source(),
+            lines=[f"{comp} MIG mode: current {_mig_text(current)}, pending {_mig_text(pending)}"],
+        )
+
+    return per_gpu(ctx, GPU_MIG, modes, judge, "MIG mode not reported (no nvidia-smi)")
 
 
 GPU_RECOVERY = CheckSpec(

@@ -137,6 +137,50 @@ def check_pcie_expected(ctx: Context) -> list[CheckResult]:
     return per_gpu(ctx, EXPECTED, _pcie, judge, "PCIe link state not reported")
 
 
+SLOT = CheckSpec(
+    "gpu.pcie.slot",
+    "GPU in a slot of its PCIe generation",
+    "quick",
+    "maximum PCIe generation of each GPU against that of its host slot (nvidia-smi R5xx and later: "
+    "max_device_link_gen, max_host_link_gen)",
+    "the slot allows the GPU's generation (warn); no finding when the driver does not report both",
+    "vendor doc: NVIDIA nvidia-smi manual (PCIe generation: device max, host max)",
+    "move the GPU to a slot, riser or retimer of its own generation, and check that the BIOS does not "
+    "force a lower one: each generation down halves the host bandwidth",
+)
+
+
+def _gens(gpu: GpuView) -> tuple[int, int] | None:
+    device, host = gpu.field("pcie.gen_max_device"), gpu.field("pcie.gen_max_host")
+    return None if device is None or host is None else (device, host)
+
+
+@check(SLOT)
+def check_pcie_slot(ctx: Context) -> list[CheckResult]:
+    def judge(gpu: GpuView, gens: tuple[int, int]) -> CheckResult:
+        comp = gpu.component()
+        device, host = gens
+        slower = host < device
+        return result(
+            SLOT,
+            "warn" if slower else "pass",
+            component=comp,
+            measured={"device_gen": device, "host_gen": host},
+            expected={"host_gen": device},
+            reason=f"{comp} can run PCIe Gen{device}, its host slot allows Gen{host}" if slower else None,
+            source=ctx.gpu_source(),
+            lines=[f"{comp} PCIe max generation: device Gen{device}, host slot Gen{host}"],
+        )
+
+    return per_gpu(
+        ctx,
+        SLOT,
+        _gens,
+        judge,
+        "device or host-slot PCIe generation not reported (N/A in a VM, absent before R5xx drivers)",
+    )
+
+
 DOWNGRADED = CheckSpec(
     "pci.downgraded",
     "No downgraded PCIe links on GPU, RDMA or NVMe paths",

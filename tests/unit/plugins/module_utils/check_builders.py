@@ -15,9 +15,9 @@ CATALOGUE = specs()
 REGISTRY = FUNCTIONS
 
 
-def run_checks(facts: Any, expect: Any = None, tier: str = "quick") -> list[dict[str, Any]]:
+def run_checks(facts: Any, expect: Any = None, tier: str = "quick", pool: Any = None) -> list[dict[str, Any]]:
     """run_checks, its CheckResults in their JSON shape (what node_checks returns)."""
-    results = _run_checks(facts, expect, tier)
+    results = _run_checks(facts, expect, tier, pool)
     assert all(isinstance(r, CheckResult) for r in results)
     return [r.to_dict() for r in results]
 
@@ -53,9 +53,17 @@ def gpu(index: int = 0, **over: Any) -> dict[str, Any]:
         "pci_device_id": "0x2335",
         "vbios": "96.00.A5.00.1E",
         "memory_total_mib": 143771,
-        "pcie": {"gen_current": 5, "gen_max": 5, "width_current": 16, "width_max": 16},
+        "pcie": {
+            "gen_current": 5,
+            "gen_max": 5,
+            "gen_max_device": 5,
+            "gen_max_host": 5,
+            "width_current": 16,
+            "width_max": 16,
+        },
         "persistence_mode": True,
         "mig_mode": False,
+        "mig_mode_pending": False,
         "ecc_mode": True,
         "ecc_errors": {
             "volatile_corrected": 0,
@@ -107,6 +115,7 @@ def node(gpus: int = 8, ports: int = 8) -> dict[str, Any]:
             "driver_version": "580.159.04",
             "cuda_version": "13.0",
             "count": gpus,
+            "nvidia_smi_count": gpus,
             "gpus": [gpu(i) for i in range(gpus)],
             "topology": None,
             "nvswitch": gpus > 1,
@@ -164,6 +173,10 @@ EXPECT: dict[str, Any] = {
     "cuda": {"version": "12.8"},
     "os": {"cgroup_version": 2},
 }
+
+
+# The node's pool (gpurack_pool): whole GPUs, so MIG must be off.
+POOL: dict[str, Any] = {"name": "h200-train", "workload": "distributed-training", "sharing": "full-gpu"}
 
 
 def by_id(results: list[dict[str, Any]], check_id: str) -> list[dict[str, Any]]:

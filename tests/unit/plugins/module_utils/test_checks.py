@@ -15,6 +15,7 @@ from gpurack import docsgen
 from .check_builders import (
     CATALOGUE,
     EXPECT,
+    POOL,
     REGISTRY,
     RESULT_KEYS,
     by_id,
@@ -24,7 +25,7 @@ from .check_builders import (
 
 
 def test_run_checks_healthy_node_passes_every_quick_check() -> None:
-    results = run_checks(node(), EXPECT)
+    results = run_checks(node(), EXPECT, pool=POOL)
     assert summarise(results)["verdict"] == "pass"
     assert {r["id"] for r in results} == {c.id for c in checks_for_tier("quick")}
     not_passed = {r["id"] for r in results if r["verdict"] != "pass"}

@@ -70,7 +70,14 @@ def test_scan_pci_gpus_h200x1_finds_one_gpu(h200x1: Path) -> None:
         "0x2335",
         "NVIDIA 0x2335",
     )
-    assert gpu["pcie"] == {"gen_current": 5, "gen_max": 5, "width_current": 16, "width_max": 16}
+    assert gpu["pcie"] == {
+        "gen_current": 5,
+        "gen_max": 5,
+        "gen_max_device": None,  # sysfs has no device/host split
+        "gen_max_host": None,
+        "width_current": 16,
+        "width_max": 16,
+    }
     assert gpu["numa_node"] is None  # sysfs numa_node is -1 in this VM
     assert gpu["cpu_affinity"] == "0-15"
     assert (gpu["uuid"], gpu["vbios"], gpu["memory_total_mib"], gpu["ecc_errors"]) == (None, None, None, None)

@@ -35,7 +35,14 @@ def test_parse_nvidia_smi_xml_h200x1_reads_every_field(h200x1: Path) -> None:
     assert gpu["pci_device_id"] == "0x2335"
     assert gpu["vbios"] == "96.00.A5.00.1E"
     assert gpu["memory_total_mib"] == 143771
-    assert gpu["pcie"] == {"gen_current": 5, "gen_max": 5, "width_current": 16, "width_max": 16}
+    assert gpu["pcie"] == {
+        "gen_current": 5,
+        "gen_max": 5,
+        "gen_max_device": 5,
+        "gen_max_host": None,  # N/A in this KVM guest
+        "width_current": 16,
+        "width_max": 16,
+    }
     assert (gpu["persistence_mode"], gpu["mig_mode"], gpu["ecc_mode"]) == (True, False, True)
     assert gpu["ecc_errors"] == {
         "volatile_corrected": 0,
@@ -83,7 +90,15 @@ def test_parse_nvidia_smi_text_h100x8_reads_eight_gpus(public: Path) -> None:
     assert first["vbios"] == "96.00.74.00.0D"
     assert all(gpu["memory_total_mib"] == 81559 for gpu in facts["gpus"])
     assert all(
-        gpu["pcie"] == {"gen_current": 5, "gen_max": 5, "width_current": 16, "width_max": 16}
+        gpu["pcie"]
+        == {
+            "gen_current": 5,
+            "gen_max": 5,
+            "gen_max_device": 5,
+            "gen_max_host": 5,
+            "width_current": 16,
+            "width_max": 16,
+        }
         for gpu in facts["gpus"]
     )
     assert first["ecc_mode"] is True
@@ -111,7 +126,14 @@ def test_parse_nvidia_smi_text_rtx4090x8_gives_null_for_na(public: Path) -> None
     assert first["ecc_mode"] is False
     assert set(first["ecc_errors"].values()) == {None}  # every ECC counter N/A
     assert first["memory_total_mib"] == 24564
-    assert first["pcie"] == {"gen_current": 4, "gen_max": 4, "width_current": 16, "width_max": 16}
+    assert first["pcie"] == {
+        "gen_current": 4,
+        "gen_max": 4,
+        "gen_max_device": 4,
+        "gen_max_host": 4,
+        "width_current": 16,
+        "width_max": 16,
+    }
 
 
 def test_parse_nvidia_smi_text_truncated_raises_with_both_counts(public: Path) -> None:

@@ -132,3 +132,15 @@ def test_node_checks_results_have_the_shared_shape(
     for item in result["results"]:
         assert CheckResult.from_dict(item).to_dict() == item
         assert len(item["evidence"]["lines"]) <= 20
+
+
+@pytest.mark.parametrize(("sharing", "verdict"), [("full-gpu", "fail"), ("mig", "pass"), (None, "skip")])
+def test_node_checks_compares_mig_mode_with_the_pool_option(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], sharing: str | None, verdict: str
+) -> None:
+    facts = _facts()
+    facts["gpurack_gpu"]["gpus"][0].update(mig_mode=True, mig_mode_pending=True)
+    pool = {"name": "h200-inference", "sharing": sharing} if sharing else {}
+    result = _run(monkeypatch, capsys, facts=facts, expect=EXPECT, pool=pool)
+    [mig] = [r for r in result["results"] if r["id"] == "gpu.mig_mode"]
+    assert mig["verdict"] == verdict
