@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._digits import refuse_long_numbers
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import FactsError
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._fact_view import FactView
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import Source
@@ -34,9 +35,9 @@ _LNKSTA = re.compile(r"^\s+LnkSta:\s")
 _NUMA = re.compile(r"^\s+NUMA node:\s*(?P<node>-?\d+)\s*$")
 # A bridge's buses: "Bus: primary=15, secondary=16, subordinate=1c, sec-latency=0".
 _BRIDGE_BUS = re.compile(r"^\s+Bus: primary=[0-9a-fA-F]+, secondary=(?P<secondary>[0-9a-fA-F]+),")
-_SPEED = re.compile(r"Speed (?:(?P<speed>[\d.]+)GT/s|unknown)(?: \((?P<mark>ok|downgraded)\))?")
+_SPEED = re.compile(r"Speed (?:(?P<speed>\d+(?:\.\d+)?)GT/s|unknown)(?: \((?P<mark>ok|downgraded)\))?")
 _WIDTH = re.compile(r"Width x(?P<width>\d+)(?: \((?P<mark>ok|downgraded)\))?")
-_SYSFS_SPEED = re.compile(r"^(?P<speed>[\d.]+) GT/s")
+_SYSFS_SPEED = re.compile(r"^(?P<speed>\d+(?:\.\d+)?) GT/s")
 
 
 def normalize_bus_id(text: str) -> str | None:
@@ -122,6 +123,7 @@ def parse_lspci_vvv(text: str) -> list[dict[str, Any]]:
         FactsError: a line outside any device, or a LnkCap/LnkSta line without Speed or
             Width, or a LnkCap without its LnkSta (truncated output).
     """
+    refuse_long_numbers(text, _LSPCI)
     devices: list[dict[str, Any]] = []
     current: dict[str, Any] | None = None
     cap: tuple[Any, ...] | None = None
