@@ -30,13 +30,14 @@ _GT_S_TO_GEN = {2.5: 1, 5.0: 2, 8.0: 3, 16.0: 4, 32.0: 5, 64.0: 6}
 
 def pcie_gen(link_speed: str | None) -> int | None:
     """sysfs '32.0 GT/s PCIe' (or older '8 GT/s') -> 5; 'Unknown' or absent -> None."""
-    match = re.match(r"^\s*([\d.]+)\s*GT/s", link_speed or "")
+    match = re.match(r"^\s*(\d+(?:\.\d+)?)\s*GT/s", link_speed or "")
     return _GT_S_TO_GEN.get(float(match.group(1))) if match else None
 
 
 def sysfs_int(text: str | None) -> int | None:
     value = (text or "").strip()
-    return int(value) if re.fullmatch(r"\d+", value) else None
+    # More digits than any attribute has is no number (and beyond int()'s 4300-digit limit).
+    return int(value) if re.fullmatch(r"\d{1,20}", value) else None
 
 
 def numa_node(source: Source, bus_id: str) -> int | None:
