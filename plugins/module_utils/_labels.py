@@ -226,7 +226,7 @@ def pool_taints(pool: Mapping[str, Any]) -> list[dict[str, str]]:
         if not isinstance(taint, Mapping):
             errors.append(f"{where} must be a mapping with key, value and effect")
             continue
-        unknown = sorted(set(taint) - {"key", "value", "effect"})
+        unknown = sorted(str(k) for k in set(taint) - {"key", "value", "effect"})
         if unknown:
             errors.append(f"{where}: unknown fields {', '.join(map(str, unknown))}")
         value = taint.get("value", "")
