@@ -81,7 +81,7 @@ unit: setup ## pytest: parsers, checks, filters, modules, CLI
 
 # `make unit` runs tests/fuzz with the `ci` profile (200 inputs per parser, the same each run);
 # this runs it longer with fresh random inputs. GPURACK_FUZZ_EXAMPLES=N sets the count.
-fuzz: setup ## Parser property tests at length: 3,000 mutated or random inputs per parser, a table of them at the end
+fuzz: setup ## Parser property tests at length: 2,000 mutated or random inputs per parser, a table of them at the end
 	HYPOTHESIS_PROFILE=long $(BIN)/pytest -n $(PYTEST_WORKERS) -p no:cacheprovider tests/fuzz
 
 install-check: setup ## The wheel and the collection tarball in a fresh venv outside the checkout: facts --from-capture, preflight --syntax-check

@@ -16,7 +16,7 @@ from fuzz_inputs import COUNTS
 from hypothesis import HealthCheck, settings
 
 _SLOW_OK = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example]
-_PROFILES = {"ci": (200, True), "long": (3000, False)}
+_PROFILES = {"ci": (200, True), "long": (2000, False)}
 
 
 def _register() -> str:

@@ -4,6 +4,7 @@ parser parse or raise FactsError (the scratch-disk probes: ProbeError), never an
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import FactsError
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._nic_facts import (
@@ -144,12 +145,17 @@ XID_LINES = (
 
 
 def _parser(
-    name: str, strategy: st.SearchStrategy[str], parse: object, refusals: tuple[type[BaseException], ...]
-):  # type: ignore[no-untyped-def]
+    name: str,
+    strategy: st.SearchStrategy[str],
+    parse: Callable[[str], object],
+    refusals: tuple[type[BaseException], ...],
+) -> Callable[[], None]:
+    """A property test: `parse` takes every input of `strategy` or raises one of `refusals`."""
+
     @settings(database=None, deadline=None)
     @given(strategy)
     def test(text: str) -> None:
-        attempt(name, lambda: parse(text), refusals)  # type: ignore[operator]
+        attempt(name, lambda: parse(text), refusals)
 
     return test
 
@@ -208,12 +214,17 @@ def test_xid_catalogue_answers_every_code(code: int) -> None:
 
 
 def _gatherer(
-    name: str, gather: object, files: tuple[str, ...], outputs: dict[tuple[str, ...], tuple[str, ...]]
-):  # type: ignore[no-untyped-def]
+    name: str,
+    gather: Callable[[DictSource], object],
+    files: tuple[str, ...],
+    outputs: dict[tuple[str, ...], tuple[str, ...]],
+) -> Callable[[], None]:
+    """A property test: `gather` reads a node mutated below `files` and in `outputs`, or refuses it."""
+
     @settings(database=None, deadline=None)
     @given(mutated_node(files, tuple(outputs), outputs))
     def test(source: DictSource) -> None:
-        attempt(name, lambda: gather(source), GATHER_REFUSALS)  # type: ignore[operator]
+        attempt(name, lambda: gather(source), GATHER_REFUSALS)
 
     return test
 
