@@ -12,8 +12,9 @@ import os
 from collections import Counter
 
 import pytest
-from fuzz_inputs import COUNTS
 from hypothesis import HealthCheck, settings
+
+from .fuzz_inputs import COUNTS
 
 _SLOW_OK = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example]
 _PROFILES = {"ci": (200, True), "long": (2000, False)}

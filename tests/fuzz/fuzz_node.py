@@ -17,8 +17,9 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils._capture import 
     not_found,
     parse_capture_file,
 )
-from fuzz_inputs import Draw, index, mutate, numbers, pick, random_text
 from hypothesis import strategies as st
+
+from .fuzz_inputs import Draw, index, mutate, numbers, pick, random_text
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO.parent / "shared" / "fixtures"

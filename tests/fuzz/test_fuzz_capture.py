@@ -21,10 +21,11 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import F
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._node_facts import gather_all
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import CaptureError, CaptureSource
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._sysfs import mirror
-from fuzz_inputs import Draw, attempt, index, mutate, pick, random_text, texts
-from fuzz_node import H200X1, H200X4
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from .fuzz_inputs import Draw, attempt, index, mutate, pick, random_text, texts
+from .fuzz_node import H200X1, H200X4
 
 FRAMES = tuple(
     (bundle / c.filename).read_text()

@@ -18,10 +18,11 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_topology im
     parse_topo_matrix,
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import CaptureError
-from fuzz_inputs import attempt, mutated_xml, numbers, random_text, texts
-from fuzz_node import H200X1, H200X4, NODES, PUBLIC, DictSource, mutated_node
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from .fuzz_inputs import attempt, mutated_xml, numbers, random_text, texts
+from .fuzz_node import H200X1, H200X4, NODES, PUBLIC, DictSource, mutated_node
 
 XML = tuple(
     n.commands[CMD_XML].stdout for n in NODES if CMD_XML in n.commands and n.commands[CMD_XML].rc == 0

@@ -22,12 +22,13 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils._node_facts impo
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._node_metadata import plan
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import CaptureError
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks import run_checks, validate_expect
-from fuzz_inputs import HOSTILE_NUMBERS, Draw, attempt, index, pick, texts
-from fuzz_node import NODES, REPO, DictSource, capture_node, mutated_node
 from gpurack.config import load_expect, load_pool
 from gpurack.errors import UsageError
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from .fuzz_inputs import HOSTILE_NUMBERS, Draw, attempt, index, pick, texts
+from .fuzz_node import NODES, REPO, DictSource, capture_node, mutated_node
 
 EXAMPLE = REPO / "inventory" / "example" / "group_vars"
 EXPECT_FILES = tuple(

@@ -58,10 +58,11 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils._scratch_disks i
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import CaptureError
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._xid_catalogue import xid_info
-from fuzz_inputs import attempt, texts
-from fuzz_node import NODES, PUBLIC, DictSource, lspci_excerpt, mutated_node
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from .fuzz_inputs import attempt, texts
+from .fuzz_node import NODES, PUBLIC, DictSource, lspci_excerpt, mutated_node
 
 GATHER_REFUSALS = (FactsError, CaptureError)
 

@@ -39,9 +39,10 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils._pci_facts impor
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._scratch_disks import parse_mountinfo
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks import SCHEMA
-from fuzz_node import NODES, DictSource, Node
 from gpurack.config import load_expect, load_pool
 from gpurack.errors import UsageError
+
+from .fuzz_node import NODES, DictSource, Node
 
 HUGE = "9" * 5000
 XML_GPU = (
