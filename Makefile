@@ -16,7 +16,7 @@ LAB_PROFILES ?= --profile hgx-h100x8-ib --profile h200x1
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: help setup run lab-down validate-local lab-k8s lab-k8s-verify lab-k8s-test lab-e2e test lint unit install-check molecule molecule-default molecule-raid0 bench-molecule bench-lab bench-lab-k8s bench-inventory clean
+.PHONY: help setup run lab-down validate-local lab-k8s lab-k8s-verify lab-k8s-test lab-e2e test lint unit fuzz install-check molecule molecule-default molecule-raid0 bench-molecule bench-lab bench-lab-k8s bench-inventory clean
 
 help: ## List targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -78,6 +78,11 @@ syntax: setup ## ansible-playbook --syntax-check on every playbook
 
 unit: setup ## pytest: parsers, checks, filters, modules, CLI
 	$(BIN)/pytest -n $(PYTEST_WORKERS)
+
+# `make unit` runs tests/fuzz with the `ci` profile (200 inputs per parser, the same each run);
+# this runs it longer with fresh random inputs. GPURACK_FUZZ_EXAMPLES=N sets the count.
+fuzz: setup ## Parser property tests at length: 2,000 mutated or random inputs per parser, a table of them at the end
+	HYPOTHESIS_PROFILE=long $(BIN)/pytest -n $(PYTEST_WORKERS) -p no:cacheprovider tests/fuzz
 
 install-check: setup ## The wheel and the collection tarball in a fresh venv outside the checkout: facts --from-capture, preflight --syntax-check
 	tools/check-install.sh

@@ -20,7 +20,8 @@ from pathlib import Path
 RC_NOT_FOUND = 127
 
 _HEADER = re.compile(r"^# \$ (?P<cmd>.*)$")
-_FOOTER = re.compile(r"^# rc=(?P<rc>-?\d+)\s*$")
+# An exit code is small; a 5000-digit one is no footer (and int() would refuse it).
+_FOOTER = re.compile(r"^# rc=(?P<rc>-?\d{1,10})\s*$")
 
 
 @dataclass(frozen=True)

@@ -54,7 +54,7 @@ def _version_str(value: object) -> str | None:
 def _branch(value: object) -> str | None:
     if _is_int(value) and value > 0:  # type: ignore[operator]
         return None
-    if isinstance(value, str) and value.strip().isdigit():
+    if isinstance(value, str) and value.strip().isdecimal():
         return None
     return "expected a driver branch such as '580'"
 

@@ -44,7 +44,8 @@ def pcie_gen(link_speed: str | None, where: str = "sysfs link speed") -> int | N
 
 def sysfs_int(text: str | None) -> int | None:
     value = (text or "").strip()
-    return int(value) if re.fullmatch(r"\d+", value) else None
+    # More digits than any attribute has is no number (and beyond int()'s 4300-digit limit).
+    return int(value) if re.fullmatch(r"\d{1,20}", value) else None
 
 
 def _lanes(text: str | None) -> int | None:

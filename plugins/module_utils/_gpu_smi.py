@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils import _plausible as plausible
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._digits import refuse_long_numbers
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import FactsError
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_values import (
     device_id,
@@ -226,12 +227,18 @@ _XML_REMAPPED = {
 }
 
 
-def _xml_leaves(element: ET.Element, prefix: str = "") -> list[tuple[str, str]]:
+# ECC counters nest three deep; deeper is not nvidia-smi output (and would exhaust the stack).
+_XML_MAX_DEPTH = 16
+
+
+def _xml_leaves(element: ET.Element, prefix: str = "", depth: int = 0) -> list[tuple[str, str]]:
+    if depth > _XML_MAX_DEPTH:
+        raise FactsError(f"{SRC_XML}: {prefix[:80]!r} nests deeper than {_XML_MAX_DEPTH} elements")
     leaves: list[tuple[str, str]] = []
     for child in element:
         path = f"{prefix}{child.tag}"
         if len(child):
-            leaves.extend(_xml_leaves(child, f"{path}/"))
+            leaves.extend(_xml_leaves(child, f"{path}/", depth + 1))
         else:
             leaves.append((path, (child.text or "").strip()))
     return leaves
@@ -270,6 +277,7 @@ def parse_nvidia_smi_xml(text: str) -> dict[str, Any]:
     Raises:
         FactsError: the XML does not parse, is not an nvidia_smi_log, or is truncated.
     """
+    refuse_long_numbers(text, SRC_XML)
     try:
         root = ET.fromstring(text.strip())
     except ET.ParseError as exc:
@@ -362,6 +370,7 @@ def parse_nvidia_smi_text(text: str) -> dict[str, Any]:
         FactsError: a line does not parse, a GPU section lacks its Product Name, or there
             are fewer GPU sections than 'Attached GPUs' says (truncated paste).
     """
+    refuse_long_numbers(text, SRC_TEXT)
     header: dict[str, str] = {}
     sections: list[tuple[str, _Section]] = []
     stack: list[str] = []

@@ -11,6 +11,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._digits import refuse_long_numbers
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import FactsError
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_values import ANSI, known
 
@@ -21,7 +22,9 @@ SRC_TOPO = "nvidia-smi topo -m"
 SRC_NVLINK = "nvidia-smi nvlink -s"
 
 _NVLINK_GPU = re.compile(r"^GPU (?P<index>\d+): (?P<name>.*?)(?: \(UUID: (?P<uuid>[^)]*)\))?\s*$")
-_NVLINK_LINK = re.compile(r"^\s+Link (?P<link>\d+): (?:(?P<inactive><inactive>)|(?P<speed>[\d.]+) GB/s)\s*$")
+_NVLINK_LINK = re.compile(
+    r"^\s+Link (?P<link>\d+): (?:(?P<inactive><inactive>)|(?P<speed>\d+(?:\.\d+)?) GB/s)\s*$"
+)
 _TOPO_NIC_LEGEND = re.compile(r"^\s*(?P<nic>NIC\d+)\s*:\s*(?P<name>\S+)\s*$")
 _TOPO_AFFINITY = ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID")
 _GPU_LABEL = re.compile(r"^GPU\d+$")
@@ -41,6 +44,7 @@ def parse_topo_matrix(text: str) -> dict[str, Any]:
     Raises:
         FactsError: no header row, a device row is missing, or a row has too few columns.
     """
+    refuse_long_numbers(text, SRC_TOPO)
     lines = [ANSI.sub("", line).rstrip() for line in text.splitlines()]
     header_at = next(
         (i for i, line in enumerate(lines) if line[:1] in ("\t", " ") and re.search(r"\bGPU\d+\b", line)),
@@ -75,7 +79,7 @@ def parse_topo_matrix(text: str) -> dict[str, Any]:
             numa = known(extra.get("NUMA Affinity"))
             affinity[row] = {
                 "cpu_affinity": known(extra.get("CPU Affinity")),
-                "numa_node": int(numa) if numa is not None and numa.isdigit() else None,
+                "numa_node": int(numa) if numa is not None and numa.isdecimal() else None,
             }
     missing = [d for d in devices if d not in links]
     if missing:
@@ -95,6 +99,7 @@ def parse_nvlink_status(text: str) -> dict[int, list[dict[str, Any]]]:
     Raises:
         FactsError: a line is neither a `GPU n:` header nor a `Link n:` line under one.
     """
+    refuse_long_numbers(text, SRC_NVLINK)
     result: dict[int, list[dict[str, Any]]] = {}
     current: int | None = None
     for number, line in enumerate(text.splitlines(), start=1):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._digits import refuse_long_numbers
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import FactsError
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._fact_view import FactView
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import Source
@@ -131,15 +132,15 @@ def _port_entry(ca: str, port: int, values: dict[str, str]) -> dict[str, Any]:
         "rate_gbps": rate_gbps,
         "link_layer": values.get("Link layer") or None,
         "port_guid": normalize_guid(values.get("Port GUID")),
-        "base_lid": int(values["Base lid"]) if values.get("Base lid", "").isdigit() else None,
-        "sm_lid": int(values["SM lid"]) if values.get("SM lid", "").isdigit() else None,
+        "base_lid": int(values["Base lid"]) if values.get("Base lid", "").isdecimal() else None,
+        "sm_lid": int(values["SM lid"]) if values.get("SM lid", "").isdecimal() else None,
     }
 
 
 def _set_ca_value(ca: dict[str, Any], key: str, value: str) -> None:
     """One `Key: value` line of a CA (outside its port sections)."""
     if key == "Number of ports":
-        if not value.isdigit():
+        if not value.isdecimal():
             raise FactsError(f"ibstat: CA '{ca['device']}' has 'Number of ports: {value}'")
         ca["num_ports"] = int(value)
     elif key in _CA_KEYS:
@@ -153,6 +154,7 @@ def parse_ibstat(text: str) -> list[dict[str, Any]]:
         FactsError: text outside a CA, a CA without ports, or a port count that does not
             match 'Number of ports'.
     """
+    refuse_long_numbers(text, "ibstat")
     cas: list[dict[str, Any]] = []
     ca: dict[str, Any] | None = None
     port_values: dict[str, str] | None = None
@@ -230,7 +232,8 @@ def read_net(source: Source) -> list[dict[str, Any]]:
         base = f"{SYSFS_NET}/{name}"
         # speed is -1 (or unreadable: EINVAL) when the link is down or the driver cannot say.
         speed_text = _strip(source.read(f"{base}/speed"))
-        speed = int(speed_text) if speed_text and speed_text.lstrip("-").isdigit() else None
+        numeric = speed_text and len(speed_text) <= 20 and speed_text.lstrip("-").isdecimal()
+        speed = int(speed_text) if speed_text and numeric else None
         interfaces.append(
             {
                 "name": name,
@@ -244,7 +247,7 @@ def read_net(source: Source) -> list[dict[str, Any]]:
 
 
 def _port_sort_key(name: str) -> tuple[int, str]:
-    return (int(name), "") if name.isdigit() else (1 << 30, name)
+    return (int(name), "") if name.isdecimal() else (1 << 30, name)
 
 
 def read_infiniband(source: Source) -> list[dict[str, Any]]:
@@ -272,7 +275,7 @@ def read_infiniband(source: Source) -> list[dict[str, Any]]:
             ports.append(
                 {
                     "device": device,
-                    "port": int(port) if port.isdigit() else port,
+                    "port": int(port) if port.isdecimal() else port,
                     "state": parse_port_state(state, f"{pbase}/state") if state else None,
                     "phys_state": parse_port_state(phys, f"{pbase}/phys_state") if phys else None,
                     "rate_gbps": parse_rate(rate, f"{pbase}/rate") if rate else None,

@@ -12,6 +12,7 @@ import json
 import re
 from typing import Any
 
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._digits import refuse_long_numbers
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import FactsError
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._fact_view import FactView
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import Source
@@ -30,6 +31,7 @@ def count_cpulist(cpulist: str, name: str = "cpulist") -> int:
     Raises:
         FactsError: a range is not `N` or `N-M`.
     """
+    refuse_long_numbers(cpulist, name)
     total = 0
     for part in cpulist.strip().split(","):
         if not part:
@@ -51,6 +53,7 @@ def parse_node_meminfo(text: str, name: str = "meminfo") -> int:
     Raises:
         FactsError: no MemTotal line (truncated file).
     """
+    refuse_long_numbers(text, name)
     match = _MEMTOTAL.search(text)
     if match is None:
         raise FactsError(f"{name}: no 'Node N MemTotal: ... kB' line")
@@ -80,10 +83,13 @@ def parse_lscpu_json(text: str) -> dict[str, Any]:
     Raises:
         FactsError: not JSON, or no `lscpu` list.
     """
+    refuse_long_numbers(text, "lscpu -J")
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise FactsError(f"lscpu -J: invalid JSON ({exc})") from exc
+    except RecursionError as exc:
+        raise FactsError("lscpu -J: JSON nested too deeply") from exc
     if not isinstance(doc, dict) or not isinstance(doc.get("lscpu"), list):
         raise FactsError("lscpu -J: expected an object with an 'lscpu' list")
     fields: dict[str, str] = {}

@@ -12,6 +12,7 @@ import json
 import re
 from typing import Any
 
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._digits import refuse_long_numbers
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import FactsError
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._fact_view import FactView
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import Source
@@ -32,6 +33,8 @@ def _load_json(text: str, what: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise FactsError(f"{what}: invalid JSON ({exc})") from exc
+    except RecursionError as exc:
+        raise FactsError(f"{what}: JSON nested too deeply") from exc
 
 
 def _int(value: Any, what: str) -> int | None:
@@ -118,6 +121,7 @@ def parse_nvme_list(text: str) -> list[dict[str, Any]]:
     Raises:
         FactsError: invalid JSON, no 'Devices' list, or an entry without a device name.
     """
+    refuse_long_numbers(text, _NVME_LIST)
     if not text.strip():
         # nvme-cli 1.x prints nothing at all when there are no NVMe devices.
         return []
@@ -157,6 +161,7 @@ def parse_lsblk_os_disks(text: str) -> dict[str, bool]:
     Raises:
         FactsError: invalid JSON or no 'blockdevices' list.
     """
+    refuse_long_numbers(text, "lsblk -J -O")
     doc = _load_json(text, "lsblk -J -O")
     if not isinstance(doc, dict) or not isinstance(doc.get("blockdevices"), list):
         raise FactsError("lsblk -J -O: expected an object with a 'blockdevices' list")

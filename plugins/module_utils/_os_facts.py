@@ -13,6 +13,7 @@ import shlex
 from typing import Any
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._capture import CAPTURE_COMMANDS
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._digits import refuse_long_numbers
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import FactsError
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._fact_view import FactView
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._pci_facts import normalize_bus_id
@@ -130,7 +131,7 @@ def parse_lsmod(text: str) -> set[str]:
 
 
 def _pid(value: str | None) -> int | None:
-    return int(value) if value is not None and value.isdigit() else None
+    return int(value) if value is not None and value.isdecimal() else None
 
 
 def parse_xid_events(text: str) -> list[dict[str, Any]]:
@@ -139,6 +140,7 @@ def parse_xid_events(text: str) -> list[dict[str, Any]]:
     Raises:
         FactsError: an `NVRM: Xid` line without a PCI address and Xid number.
     """
+    refuse_long_numbers(text, "kernel log")
     events = []
     for lineno, line in enumerate(text.splitlines(), start=1):
         if "NVRM: Xid" not in line:

@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils import _plausible as plausible
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._digits import refuse_long_numbers
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import FactsError
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._fact_view import FactView
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import Source
@@ -131,6 +132,7 @@ def parse_lspci_vvv(text: str) -> list[dict[str, Any]]:
         FactsError: a line outside any device, or a LnkCap/LnkSta line without Speed or
             Width, or a LnkCap without its LnkSta (truncated output).
     """
+    refuse_long_numbers(text, _LSPCI)
     devices: list[dict[str, Any]] = []
     current: dict[str, Any] | None = None
     cap: tuple[Any, ...] | None = None

@@ -54,7 +54,11 @@ def parse_mountinfo(text: str) -> list[Mount]:
         fields, rfields = left.split(), right.split()
         if len(fields) < 5:
             continue
-        mounts.append(Mount(parse_devno(fields[2]), rfields[1] if len(rfields) > 1 else "", fields[4]))
+        try:
+            devno = parse_devno(fields[2])
+        except ValueError:
+            continue  # not a mountinfo line (field 3 is not major:minor)
+        mounts.append(Mount(devno, rfields[1] if len(rfields) > 1 else "", fields[4]))
     return mounts
 
 
