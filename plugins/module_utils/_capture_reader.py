@@ -71,7 +71,9 @@ class CaptureReader:
         try:
             fd = os.open(real, _OPEN_FLAGS)
         except OSError as exc:
-            return self._open_failed(path, exc)
+            if exc.errno in _ABSENT:
+                return None
+            raise self._open_failed(path, exc) from None
         try:
             return self._read_fd(path, fd)
         finally:
@@ -116,12 +118,10 @@ class CaptureReader:
             raise _leaves(self._name(path))
         return real
 
-    def _open_failed(self, path: str, exc: OSError) -> None:
-        if exc.errno in _ABSENT:
-            return None
+    def _open_failed(self, path: str, exc: OSError) -> CaptureError:
         if exc.errno == errno.ELOOP:
-            raise CaptureError(f"{self._name(path)}: is a link loop (refused)") from None
-        raise CaptureError(f"{self._name(path)}: cannot read ({exc.strerror})") from None
+            return CaptureError(f"{self._name(path)}: is a link loop (refused)")
+        return CaptureError(f"{self._name(path)}: cannot read ({exc.strerror})")
 
     def _read_fd(self, path: str, fd: int) -> bytes | None:
         info = os.fstat(fd)

@@ -42,7 +42,7 @@ def handle(args: argparse.Namespace) -> int:
     expect = config.load_expect(args.expect)
     pool = config.load_pool(args.pool)
     node = facts.read_node(origin_from_args(args), pool)
-    validation = validate.validate(node, expect, args.tier, burn_in_s=args.duration)
+    validation = validate.validate(node, expect, args.tier, burn_in_s=args.duration, expect_file=args.expect)
     if not args.no_record:
         validate.record(validation, pool, args.db)
     if args.output is not None:

@@ -14,6 +14,7 @@ from gpurack.render.console import (
     json_out,
     progress,
     status,
+    warning,
     yaml_out,
 )
 from gpurack.render.facts import facts_tables
@@ -43,5 +44,6 @@ __all__ = [
     "status",
     "task_event",
     "verdict_text",
+    "warning",
     "yaml_out",
 ]

@@ -40,6 +40,11 @@ def error(exc: GpurackError, debug: bool = False) -> int:
     return int(exc.code)
 
 
+def warning(message: str) -> None:
+    """Print one warning line on stderr (`gpurack: warning: ...`); the exit code is not changed."""
+    sys.stderr.write(f"{PROG}: warning: {message}\n")
+
+
 def internal_error(exc: BaseException, debug: bool = False) -> int:
     """Report a bug: the traceback with --debug, else one line asking for it."""
     if debug:
