@@ -15,11 +15,17 @@ MESSAGE_MAX_CHARS = 400
 
 
 def excerpt(text: object, limit: int = EXCERPT_CHARS) -> str:
-    """`text` quoted for an error message: its repr, cut to `limit` characters with its length said."""
-    value = text if isinstance(text, str) else str(text)
-    if len(value) <= limit:
-        return repr(value)
-    return f"{value[:limit]!r}... ({len(value)} characters)"
+    """`text` quoted for an error message: its repr, cut to `limit` characters with its length said.
+
+    A string shows at most `limit` of its characters, quoted; another value (a JSON entry) its
+    repr cut to `limit`. repr escapes control characters, so no escape sequence gets through.
+    """
+    if not isinstance(text, str):
+        shown = repr(text)
+        return shown if len(shown) <= limit else f"{shown[:limit]}... ({len(shown)} characters)"
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit]!r}... ({len(text)} characters)"
 
 
 def clip_message(message: str, limit: int = MESSAGE_MAX_CHARS) -> str:
