@@ -33,10 +33,9 @@ def _expect_empty(expect_file: Path) -> CheckResult:
     return CheckResult(
         id=EXPECT_EMPTY,
         verdict=Verdict.WARN,
-        title="Expectations file expects something",
-        measured=0,
-        expected="at least one gpurack_expect key",
-        unit="keys",
+        title="Expectations given",
+        measured="no keys",
+        expected="at least one key",
         reason=f"{expect_file} holds no expectations: nothing the pool expects was checked",
         remediation="Add the pool's gpurack_expect keys (docs/checks.md), or drop --expect",
         evidence=Evidence(source=str(expect_file)),
