@@ -116,3 +116,13 @@ def test_load_expect_utf8_with_bom_still_reads(tmp_path: Path) -> None:
     expect = tmp_path / "expect.yml"
     expect.write_bytes("\ufeffgpu: {count: 1}\n".encode())
     assert config.load_expect(expect) == {"gpu": {"count": 1}}
+
+
+def test_facts_pool_file_in_utf16_exits_64_by_the_same_reader(
+    capsys: pytest.CaptureFixture[str], h200x1: Path, tmp_path: Path
+) -> None:
+    pool = tmp_path / "pool.yml"
+    pool.write_bytes("name: h200\n".encode("utf-16"))
+    result = invoke(capsys, "facts", "--from-capture", h200x1, "--pool", pool)
+    assert result.code == 64
+    assert f"gpurack: {pool}: is UTF-16 or UTF-32 text; save it as UTF-8" in result.err
