@@ -123,7 +123,7 @@ class CaptureReader:
             return CaptureError(f"{self._name(path)}: is a link loop (refused)")
         return CaptureError(f"{self._name(path)}: cannot read ({exc.strerror})")
 
-    def _read_fd(self, path: str, fd: int) -> bytes | None:
+    def _read_fd(self, path: str, fd: int) -> bytes:
         info = os.fstat(fd)
         if stat.S_ISDIR(info.st_mode):
             raise CaptureError(f"{self._name(path)}: is a folder where a file was expected (refused)")
