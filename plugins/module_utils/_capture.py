@@ -16,6 +16,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import CaptureError, excerpt
+
 # rc 127 is what a shell returns for "command not found"; captures keep it as a fact.
 RC_NOT_FOUND = 127
 
@@ -119,7 +121,7 @@ def not_found(tool: str) -> CommandOutput:
     return CommandOutput(rc=RC_NOT_FOUND, stdout="", stderr=f"sh: {tool}: command not found\n")
 
 
-class CaptureFormatError(ValueError):
+class CaptureFormatError(CaptureError):
     """A capture file does not have the `# $ cmd` ... `# rc=N` frame."""
 
 
@@ -131,7 +133,8 @@ def parse_capture_file(text: str, name: str = "capture") -> tuple[str, CommandOu
     """
     lines = text.splitlines()
     if not lines or not (header := _HEADER.match(lines[0])):
-        raise CaptureFormatError(f"{name}: first line must be '# $ <command>', found {lines[:1]!r}")
+        found = excerpt(lines[0]) if lines else "an empty file"
+        raise CaptureFormatError(f"{name}: first line must be '# $ <command>', found {found}")
     # Trailing blank lines are tolerated; the footer must be the last non-blank line.
     while len(lines) > 1 and not lines[-1].strip():
         lines.pop()

@@ -16,7 +16,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils._capture import 
     CommandOutput,
     not_found,
 )
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import Runner
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import Runner, Source, source_warnings
 
 # Tool output is parsed, so it must not be translated.
 _C_LOCALE = {"LANG": "C", "LC_ALL": "C", "LC_MESSAGES": "C"}
@@ -28,6 +28,12 @@ class CommandModule(Protocol):
     def get_bin_path(self, arg: str, required: bool = ..., opt_dirs: Any = ...) -> str | None: ...
 
     def run_command(self, args: Any, **kwargs: Any) -> tuple[int, str, str]: ...
+
+
+class WarningModule(Protocol):
+    """The part of AnsibleModule that `warn_about` uses."""
+
+    def warn(self, warning: str) -> None: ...
 
 
 def make_runner(module: CommandModule) -> Runner:
@@ -45,3 +51,9 @@ def make_runner(module: CommandModule) -> Runner:
         return CommandOutput(rc=rc, stdout=out, stderr=err)
 
     return run
+
+
+def warn_about(module: WarningModule, source: Source) -> None:
+    """Pass what reading a capture warned about (undecodable files) on as Ansible warnings."""
+    for warning in source_warnings(source):
+        module.warn(warning)

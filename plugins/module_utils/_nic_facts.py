@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._digits import refuse_long_numbers
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import FactsError
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import FactsError, excerpt
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._fact_view import FactView
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import Source
 
@@ -43,7 +43,7 @@ def parse_port_state(text: str, name: str = "state") -> str:
     """
     match = _STATE.match(text.strip())
     if match is None:
-        raise FactsError(f"{name}: expected '<code>: <NAME>', found {text.strip()!r}")
+        raise FactsError(f"{name}: expected '<code>: <NAME>', found {excerpt(text.strip())}")
     return match.group("name")
 
 
@@ -55,7 +55,7 @@ def parse_rate(text: str, name: str = "rate") -> int | float:
     """
     match = _RATE.match(text.strip())
     if match is None:
-        raise FactsError(f"{name}: expected '<n> Gb/sec ...', found {text.strip()!r}")
+        raise FactsError(f"{name}: expected '<n> Gb/sec ...', found {excerpt(text.strip())}")
     return _number(match.group("gbps"))
 
 
@@ -72,7 +72,7 @@ def normalize_guid(text: str | None) -> str | None:
     try:
         number = int(value, 16)
     except ValueError as exc:
-        raise FactsError(f"GUID {text.strip()!r} is not hexadecimal") from exc
+        raise FactsError(f"GUID {excerpt(text.strip())} is not hexadecimal") from exc
     # RoCE ports report an all-zero port GUID: there is none.
     return None if number == 0 else value
 
@@ -91,7 +91,7 @@ def parse_counters(texts: dict[str, str | None], base: str = "counters") -> dict
         try:
             counters[key] = int(text.strip())
         except ValueError as exc:
-            raise FactsError(f"{base}/{key}: expected an integer, found {text.strip()!r}") from exc
+            raise FactsError(f"{base}/{key}: expected an integer, found {excerpt(text.strip())}") from exc
     return counters
 
 
@@ -124,7 +124,7 @@ def _port_entry(ca: str, port: int, values: dict[str, str]) -> dict[str, Any]:
     try:
         rate_gbps = _number(rate) if rate else None
     except ValueError as exc:
-        raise FactsError(f"{where}: Rate {rate!r} is not a number") from exc
+        raise FactsError(f"{where}: Rate {excerpt(rate)} is not a number") from exc
     return {
         "port": port,
         "state": _IBSTAT_STATES.get(state, state.upper()) if state else None,
@@ -176,7 +176,7 @@ def parse_ibstat(text: str) -> list[dict[str, Any]]:
             cas.append(ca)
             continue
         if ca is None:
-            raise FactsError(f"ibstat: line {lineno} is outside any CA: {line[:80]!r}")
+            raise FactsError(f"ibstat: line {lineno} is outside any CA: {excerpt(line)}")
         if match := _PORT.match(line):
             close_port()
             port_no, port_values = int(match.group("port")), {}
@@ -184,7 +184,7 @@ def parse_ibstat(text: str) -> list[dict[str, Any]]:
         kv = _KEY_VALUE.match(line)
         if kv is None:
             raise FactsError(
-                f"ibstat: line {lineno} of CA '{ca['device']}' is not 'Key: value': {line[:80]!r}"
+                f"ibstat: line {lineno} of CA '{ca['device']}' is not 'Key: value': {excerpt(line)}"
             )
         key, value = kv.group("key").strip(), kv.group("value").strip()
         if port_values is not None:
@@ -216,7 +216,7 @@ def _int_attr(source: Source, path: str) -> int | None:
     try:
         return int(text)
     except ValueError as exc:
-        raise FactsError(f"{path}: expected an integer, found {text!r}") from exc
+        raise FactsError(f"{path}: expected an integer, found {excerpt(text)}") from exc
 
 
 def read_net(source: Source) -> list[dict[str, Any]]:

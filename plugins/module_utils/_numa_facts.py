@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._digits import refuse_long_numbers
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import FactsError
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import FactsError, excerpt
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._fact_view import FactView
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import Source
 
@@ -38,11 +38,11 @@ def count_cpulist(cpulist: str, name: str = "cpulist") -> int:
             continue
         match = _RANGE.match(part.strip())
         if match is None:
-            raise FactsError(f"{name}: {part!r} is not a CPU range in {cpulist.strip()!r}")
+            raise FactsError(f"{name}: {excerpt(part)} is not a CPU range in {excerpt(cpulist.strip())}")
         lo = int(match.group("lo"))
         hi = int(match.group("hi") or lo)
         if hi < lo:
-            raise FactsError(f"{name}: range {part!r} runs backwards")
+            raise FactsError(f"{name}: range {excerpt(part)} runs backwards")
         total += hi - lo + 1
     return total
 
@@ -64,7 +64,7 @@ def _flatten_lscpu(entries: list[Any], into: dict[str, str]) -> None:
     # util-linux >= 2.38 nests related fields under "children"; older versions are flat.
     for entry in entries:
         if not isinstance(entry, dict) or "field" not in entry:
-            raise FactsError(f"lscpu -J: entry without 'field': {entry!r:.80}")
+            raise FactsError(f"lscpu -J: entry without 'field': {excerpt(entry)}")
         into[str(entry["field"]).rstrip(":").strip()] = str(entry.get("data") or "")
         _flatten_lscpu(entry.get("children") or [], into)
 

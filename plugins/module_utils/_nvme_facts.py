@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._digits import refuse_long_numbers
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import FactsError
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import FactsError, excerpt
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._fact_view import FactView
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import Source
 
@@ -41,11 +41,11 @@ def _int(value: Any, what: str) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise FactsError(f"{_NVME_LIST}: {what} is not an integer: {value!r}")
+        raise FactsError(f"{_NVME_LIST}: {what} is not an integer: {excerpt(value)}")
     try:
         return int(value)
     except ValueError as exc:
-        raise FactsError(f"{_NVME_LIST}: {what} is not an integer: {value!r}") from exc
+        raise FactsError(f"{_NVME_LIST}: {what} is not an integer: {excerpt(value)}") from exc
 
 
 def _text(value: Any) -> str | None:
@@ -74,7 +74,7 @@ def _flat_device(entry: dict[str, Any]) -> dict[str, Any]:
     # nvme-cli 1.x, and 2.x without --verbose: one object per namespace.
     path = entry.get("DevicePath")
     if not isinstance(path, str) or not path:
-        raise FactsError(f"{_NVME_LIST}: device entry without DevicePath: {entry!r:.120}")
+        raise FactsError(f"{_NVME_LIST}: device entry without DevicePath: {excerpt(entry)}")
     return _disk(
         path.rsplit("/", 1)[-1],
         model=entry.get("ModelNumber"),
@@ -88,7 +88,7 @@ def _flat_device(entry: dict[str, Any]) -> dict[str, Any]:
 def _nested_namespace(ns: dict[str, Any], ctrl: dict[str, Any]) -> dict[str, Any]:
     name = ns.get("NameSpace")
     if not isinstance(name, str) or not name:
-        raise FactsError(f"{_NVME_LIST}: namespace entry without NameSpace: {ns!r:.120}")
+        raise FactsError(f"{_NVME_LIST}: namespace entry without NameSpace: {excerpt(ns)}")
     return _disk(
         name,
         model=ctrl.get("ModelNumber"),
@@ -102,7 +102,7 @@ def _nested_namespace(ns: dict[str, Any], ctrl: dict[str, Any]) -> dict[str, Any
 def _subsystem(subsys: dict[str, Any]) -> list[dict[str, Any]]:
     controllers = subsys.get("Controllers") or []
     if not isinstance(controllers, list):
-        raise FactsError(f"{_NVME_LIST}: 'Controllers' of {subsys.get('Subsystem')!r} is not a list")
+        raise FactsError(f"{_NVME_LIST}: 'Controllers' of {excerpt(subsys.get('Subsystem'))} is not a list")
     disks = []
     for ctrl in controllers:
         for ns in ctrl.get("Namespaces") or []:
@@ -131,7 +131,7 @@ def parse_nvme_list(text: str) -> list[dict[str, Any]]:
     disks: list[dict[str, Any]] = []
     for entry in doc["Devices"]:
         if not isinstance(entry, dict):
-            raise FactsError(f"{_NVME_LIST}: device entry is not an object: {entry!r:.80}")
+            raise FactsError(f"{_NVME_LIST}: device entry is not an object: {excerpt(entry)}")
         if "Subsystems" in entry:  # nvme-cli >= 2.4 --verbose: Devices[host] -> Subsystems
             for subsys in entry["Subsystems"] or []:
                 disks.extend(_subsystem(subsys))
@@ -188,7 +188,7 @@ def read_sysfs_nvme(source: Source) -> list[dict[str, Any]]:
         try:
             size = int(sectors) * _SECTOR if sectors else None
         except ValueError as exc:
-            raise FactsError(f"{base}/size: expected sectors, found {sectors!r}") from exc
+            raise FactsError(f"{base}/size: expected sectors, found {excerpt(sectors)}") from exc
         nsid = source.read(f"{base}/nsid")
         disks.append(
             _disk(

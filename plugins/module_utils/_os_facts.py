@@ -14,7 +14,7 @@ from typing import Any
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._capture import CAPTURE_COMMANDS
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._digits import refuse_long_numbers
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import FactsError
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import FactsError, excerpt
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._fact_view import FactView
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._pci_facts import normalize_bus_id
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import Source
@@ -63,7 +63,7 @@ def parse_service_states(units: tuple[str, ...], text: str) -> dict[str, str]:
     states = dict(zip(units, lines, strict=False))
     for unit, state in states.items():
         if state not in _SERVICE_STATES:
-            raise FactsError(f"systemctl is-active: {unit}: unexpected state {state!r}")
+            raise FactsError(f"systemctl is-active: {unit}: unexpected state {excerpt(state)}")
     return states
 
 
@@ -86,7 +86,7 @@ def parse_uname(text: str) -> str:
     """
     fields = text.split()
     if len(fields) < 3:
-        raise FactsError(f"uname -a: expected 'Linux <host> <release> ...', found {text.strip()!r:.80}")
+        raise FactsError(f"uname -a: expected 'Linux <host> <release> ...', found {excerpt(text.strip())}")
     return fields[2]
 
 
@@ -114,7 +114,9 @@ def parse_sb_state(text: str) -> bool:
     """
     match = _SB_STATE.search(text)
     if match is None:
-        raise FactsError(f"mokutil --sb-state: no 'SecureBoot enabled|disabled' line in {text.strip()!r:.80}")
+        raise FactsError(
+            f"mokutil --sb-state: no 'SecureBoot enabled|disabled' line in {excerpt(text.strip())}"
+        )
     return match.group("state") == "enabled"
 
 
@@ -148,7 +150,7 @@ def parse_xid_events(text: str) -> list[dict[str, Any]]:
         match = _XID.search(line)
         bus_id = normalize_bus_id(match.group("bus")) if match else None
         if match is None or bus_id is None:
-            raise FactsError(f"kernel log: line {lineno} is a malformed Xid line: {line.strip()[:120]!r}")
+            raise FactsError(f"kernel log: line {lineno} is a malformed Xid line: {excerpt(line.strip())}")
         stamp = _TIMESTAMP.match(line)
         name = match.group("name")
         events.append(

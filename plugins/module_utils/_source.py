@@ -17,14 +17,24 @@ from typing import Protocol
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._capture import (
     CAPTURE_COMMANDS,
     RC_NOT_FOUND,
-    CaptureFormatError,
     CommandOutput,
     Runner,
     command_for,
     parse_capture_file,
 )
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._capture_reader import CaptureReader
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import CaptureError
 
-__all__ = ["CaptureError", "CaptureSource", "LiveSource", "Runner", "Source", "is_capture_dir", "open_source"]
+__all__ = [
+    "CaptureError",
+    "CaptureSource",
+    "LiveSource",
+    "Runner",
+    "Source",
+    "is_capture_dir",
+    "open_source",
+    "source_warnings",
+]
 
 
 class Source(Protocol):
@@ -42,49 +52,54 @@ class Source(Protocol):
         """Sorted entries of a directory relative to the root, [] when absent."""
 
 
-class _RootedFiles:
-    """File access below a root directory, shared by both sources."""
-
-    def __init__(self, root: str | os.PathLike[str]) -> None:
-        self.root = Path(root)
-
-    def _path(self, path: str) -> Path:
-        return self.root / path.lstrip("/")
-
-    def read(self, path: str) -> str | None:
-        try:
-            return self._path(path).read_text(encoding="utf-8", errors="replace")
-        except (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError):
-            return None
-        except OSError:
-            # sysfs attributes can fail to read (EINVAL, EIO) on some devices: treat as absent.
-            return None
-
-    def listdir(self, path: str) -> list[str]:
-        try:
-            return sorted(os.listdir(self._path(path)))
-        except OSError:
-            return []
-
-
-class LiveSource(_RootedFiles):
-    """A running machine: commands through `runner`, files below `root` (default `/`)."""
+class LiveSource:
+    """A running machine: commands through `runner`, files below `root` (default `/`), links followed."""
 
     def __init__(self, runner: Runner, root: str | os.PathLike[str] = "/") -> None:
-        super().__init__(root)
+        self.root = Path(root)
         self._runner = runner
         self.description = f"live host (root {self.root})"
 
     def run(self, argv: Sequence[str]) -> CommandOutput:
         return self._runner(argv)
 
+    def read(self, path: str) -> str | None:
+        try:
+            return (self.root / path.lstrip("/")).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            # sysfs attributes can fail to read (EINVAL, EIO) on some devices: treat as absent.
+            return None
 
-class CaptureSource(_RootedFiles):
-    """A capture bundle folder: commands replayed from their files, sysfs from `sys/`."""
+    def listdir(self, path: str) -> list[str]:
+        try:
+            return sorted(os.listdir(self.root / path.lstrip("/")))
+        except OSError:
+            return []
+
+
+class CaptureSource:
+    """A capture bundle folder: commands replayed from their files, sysfs from `sys/`.
+
+    Every file goes through a CaptureReader (`_capture_reader.py`): nothing is read outside
+    the bundle, files are bounded, undecodable bytes are replaced and listed in `warnings`.
+    Its methods raise CaptureError for a file they refuse.
+    """
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
-        super().__init__(root)
+        self.root = Path(root)
+        self.files = CaptureReader(self.root)
         self.description = f"capture {self.root}"
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """One line per file whose bytes were not all UTF-8 (replaced by U+FFFD)."""
+        return self.files.warnings
+
+    def read(self, path: str) -> str | None:
+        return self.files.read(path)
+
+    def listdir(self, path: str) -> list[str]:
+        return self.files.listdir(path)
 
     def run(self, argv: Sequence[str]) -> CommandOutput:
         entry = command_for(tuple(argv))
@@ -93,21 +108,20 @@ class CaptureSource(_RootedFiles):
         text = self.read(entry.filename)
         if text is None:
             return CommandOutput(rc=RC_NOT_FOUND, stdout="", stderr=f"{entry.filename}: not in this capture")
-        try:
-            _, output = parse_capture_file(text, name=str(self.root / entry.filename))
-        except CaptureFormatError as exc:
-            raise CaptureError(str(exc)) from exc
+        _, output = parse_capture_file(text, name=str(self.root / entry.filename))
         return output
 
 
-class CaptureError(ValueError):
-    """A capture bundle is unreadable or malformed; the message names the file."""
+def source_warnings(source: Source) -> tuple[str, ...]:
+    """What reading `source` had to warn about so far (undecodable capture files); () for a live host."""
+    return source.warnings if isinstance(source, CaptureSource) else ()
 
 
 def is_capture_dir(root: str | os.PathLike[str]) -> bool:
     """True when `root` holds at least one capture command file."""
     base = Path(root)
-    return any((base / c.filename).is_file() for c in CAPTURE_COMMANDS)
+    # A link counts: reading it then refuses it by name, rather than "not a capture".
+    return any((base / c.filename).is_file() or (base / c.filename).is_symlink() for c in CAPTURE_COMMANDS)
 
 
 def open_source(root: str | os.PathLike[str], runner: Runner) -> Source:

@@ -115,7 +115,7 @@ ansible_facts:
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import FactsError
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_facts import gather_gpu
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._module_runner import make_runner
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._module_runner import make_runner, warn_about
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import CaptureError, open_source
 
 
@@ -130,6 +130,7 @@ def main() -> None:
     except (FactsError, CaptureError) as exc:
         # The gatherer's messages already name the source.
         module.fail_json(msg=f"Could not read GPU facts: {exc}")
+    warn_about(module, source)
     module.exit_json(changed=False, ansible_facts={"gpurack_gpu": facts})
 
 

@@ -58,7 +58,7 @@ ansible_facts:
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import FactsError
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._module_runner import make_runner
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._module_runner import make_runner, warn_about
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._numa_facts import gather_numa
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import CaptureError, open_source
 
@@ -70,6 +70,7 @@ def main() -> None:
         facts = gather_numa(source)
     except (FactsError, CaptureError) as exc:
         module.fail_json(msg=f"Could not read NUMA facts from {source.description}: {exc}")
+    warn_about(module, source)
     module.exit_json(changed=False, ansible_facts={"gpurack_numa": facts})
 
 

@@ -59,7 +59,7 @@ ansible_facts:
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import FactsError
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._module_runner import make_runner
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._module_runner import make_runner, warn_about
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._nvme_facts import gather_nvme
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import CaptureError, open_source
 
@@ -71,6 +71,7 @@ def main() -> None:
         facts = gather_nvme(source)
     except (FactsError, CaptureError) as exc:
         module.fail_json(msg=f"Could not read NVMe facts from {source.description}: {exc}")
+    warn_about(module, source)
     module.exit_json(changed=False, ansible_facts={"gpurack_nvme": facts})
 
 

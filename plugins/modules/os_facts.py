@@ -64,7 +64,7 @@ ansible_facts:
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import FactsError
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._module_runner import make_runner
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._module_runner import make_runner, warn_about
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._os_facts import gather_os
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import CaptureError, open_source
 
@@ -76,6 +76,7 @@ def main() -> None:
         facts = gather_os(source)
     except (FactsError, CaptureError) as exc:
         module.fail_json(msg=f"Could not read OS facts from {source.description}: {exc}")
+    warn_about(module, source)
     module.exit_json(changed=False, ansible_facts={"gpurack_os": facts})
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils import _bundle
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._capture import CapturedCommand, command_line
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._capture_reader import CaptureReader
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._sysfs import FolderSink
 
 from gpurack import __version__, local
@@ -109,10 +110,17 @@ def _write_manifest(result: CaptureResult, root: Path) -> None:
     (result.output / MANIFEST).write_text(text, encoding="utf-8")
 
 
-def read_manifest(folder: Path) -> dict[str, object] | None:
-    """The capture.json of a bundle, None when absent or unreadable (older or hand-made bundles)."""
+def read_manifest(bundle: CaptureReader) -> dict[str, object] | None:
+    """The capture.json of a bundle, None when absent or not JSON (older or hand-made bundles).
+
+    Raises:
+        CaptureError: the file is refused by the reader (a link out of the bundle, oversize).
+    """
+    text = bundle.read(MANIFEST)
+    if text is None:
+        return None
     try:
-        data = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(text)
+    except ValueError:
         return None
     return data if isinstance(data, dict) else None

@@ -12,6 +12,10 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks import va
 from gpurack.errors import UsageError
 
 EXPECT_KEY = "gpurack_expect"
+# A pool's expectations are a few hundred bytes, a group_vars file a few KiB: 1 MiB is generous,
+# and it keeps a wrong path (a log, /dev/zero) from being read whole.
+MAX_FILE_BYTES = 1024 * 1024
+_UTF16_32_BOMS = (b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")
 POOL_KEY = "gpurack_pool"
 DEFAULT_POOL: dict[str, Any] = {"name": "unassigned", "workload": "batch", "sharing": "full-gpu"}
 
@@ -50,12 +54,7 @@ def load_pool(path: Path | None) -> dict[str, Any]:
 
 def _load_mapping(path: Path) -> dict[str, Any]:
     """Parse a YAML file that must hold a mapping (an empty file is an empty mapping)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"{path}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from exc
+    text = read_text(path)
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -65,6 +64,30 @@ def _load_mapping(path: Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise UsageError(f"{path}: expected a YAML mapping at the top level, found {type(data).__name__}")
     return data
+
+
+def read_text(path: Path) -> str:
+    """The UTF-8 text of an operator's file, read at most MAX_FILE_BYTES + 1 bytes.
+
+    Raises:
+        UsageError: unreadable, over MAX_FILE_BYTES, UTF-16/32, binary (NUL bytes) or not UTF-8.
+    """
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    if len(data) > MAX_FILE_BYTES:
+        raise UsageError(f"{path}: over {MAX_FILE_BYTES // 1024} KiB, too large for a YAML settings file")
+    if data.startswith(_UTF16_32_BOMS):
+        raise UsageError(f"{path}: is UTF-16 or UTF-32 text; save it as UTF-8")
+    if b"\x00" in data:
+        raise UsageError(f"{path}: holds NUL bytes (a binary file, or UTF-16 without a BOM), not UTF-8 YAML")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        byte = f"0x{data[exc.start]:02x} at offset {exc.start}"
+        raise UsageError(f"{path}: is not UTF-8 text (byte {byte}); save it as UTF-8") from None
 
 
 def _unwrap(data: dict[str, Any], key: str) -> dict[str, Any]:

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._capture import parse_capture_file
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import FactsError
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._capture import (
+    CaptureFormatError,
+    parse_capture_file,
+)
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import FactsError, excerpt
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._labels import LabelError, node_labels
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._node_facts import gather_all
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import (
@@ -15,12 +20,14 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import (
     CaptureSource,
     Source,
     is_capture_dir,
+    source_warnings,
 )
 
 from gpurack import capture, local
 from gpurack.errors import NotAssessedError, UsageError
 
 Facts = dict[str, dict[str, Any]]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +50,8 @@ class NodeFacts:
     origin: Origin
     facts: Facts
     labels: dict[str, str]
+    # What reading a capture had to warn about (files with undecodable bytes), one line each.
+    warnings: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         """The machine form printed by `gpurack facts`."""
@@ -54,14 +63,21 @@ def read_node(origin: Origin, pool: dict[str, Any]) -> NodeFacts:
 
     Raises:
         UsageError: the capture folder does not exist, or the pool breaks the pool rules.
-        NotAssessedError: the folder is not a capture, or its contents are malformed or truncated.
+        NotAssessedError: the folder is not a capture, or its contents are malformed, truncated
+            or unsafe (a link out of the bundle, an oversize file, an undecodable node name).
     """
-    facts = gather(origin)
+    source = _open(origin)
+    facts = _assessing(source, lambda: gather_all(source))
+    host = (
+        _assessing(source, partial(_capture_host, source))
+        if isinstance(source, CaptureSource)
+        else local.hostname()
+    )
     try:
         labels = node_labels(facts, pool)
     except LabelError as exc:
         raise UsageError(f"pool: {exc}") from exc
-    return NodeFacts(host=_host(origin), origin=origin, facts=facts, labels=labels)
+    return NodeFacts(host=host, origin=origin, facts=facts, labels=labels, warnings=source_warnings(source))
 
 
 def gather(origin: Origin) -> Facts:
@@ -72,8 +88,13 @@ def gather(origin: Origin) -> Facts:
         NotAssessedError: the folder is not a capture, or its contents are malformed or truncated.
     """
     source = _open(origin)
+    return _assessing(source, lambda: gather_all(source))
+
+
+def _assessing(source: Source, read: Callable[[], T]) -> T:
+    """`read()`, its FactsError or CaptureError turned into NotAssessedError naming the source."""
     try:
-        return gather_all(source)
+        return read()
     except (FactsError, CaptureError) as exc:
         message = str(exc) if source.description in str(exc) else f"{source.description}: {exc}"
         raise NotAssessedError(f"could not assess {message}") from exc
@@ -90,21 +111,44 @@ def _open(origin: Origin) -> Source:
     return CaptureSource(origin.path)
 
 
-def _host(origin: Origin) -> str:
-    """The node's name: this machine's, else capture.json's, else uname's, else the folder's."""
-    if origin.kind == "local":
-        return local.hostname()
-    manifest = capture.read_manifest(origin.path)
-    if manifest and isinstance(manifest.get("host"), str):
-        return str(manifest["host"])
-    return _uname_nodename(origin.path) or origin.path.name
+def _capture_host(source: CaptureSource) -> str:
+    """The node's name: capture.json's `host`, else uname's node name, else the folder's.
+
+    Raises:
+        CaptureError: the name found has undecodable bytes, control characters or spaces
+            (gpurack will not record a node under a name it had to guess).
+    """
+    manifest = capture.read_manifest(source.files)
+    if manifest and isinstance(manifest.get("host"), str) and manifest["host"]:
+        return _checked_name(str(manifest["host"]), source, capture.MANIFEST)
+    nodename = _uname_nodename(source)
+    if nodename is not None:
+        return _checked_name(nodename, source, "uname.txt")
+    return source.root.name
 
 
-def _uname_nodename(folder: Path) -> str | None:
-    """The node name field of a captured `uname -a`, None when absent."""
+def _checked_name(name: str, source: CaptureSource, file: str) -> str:
+    """`name` when it is one printable word; else CaptureError naming the file it came from."""
+    if "\ufffd" in name:
+        problem = "has bytes that are not UTF-8"
+    elif not name.isprintable() or any(ch.isspace() for ch in name):
+        problem = "has control characters or spaces"
+    else:
+        return name
+    raise CaptureError(
+        f"{source.root / file}: the node name {excerpt(name)} {problem};"
+        " refusing to guess the node's name (fix the file or capture the node again)"
+    )
+
+
+def _uname_nodename(source: CaptureSource) -> str | None:
+    """The node name field of a captured `uname -a`, None when absent or unframed."""
+    text = source.files.read("uname.txt")
+    if text is None:
+        return None
     try:
-        _, output = parse_capture_file((folder / "uname.txt").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        _, output = parse_capture_file(text)
+    except CaptureFormatError:
         return None
     fields = output.stdout.split()
     return fields[1] if output.rc == 0 and len(fields) > 1 else None

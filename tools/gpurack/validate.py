@@ -19,6 +19,7 @@ from gpurack import facts, render
 from gpurack.errors import ExitCode, UsageError
 from gpurack.gpubench import burnin
 from gpurack.gpubench import tier as measured_tier
+from gpurack.input_checks import input_results
 from gpurack.inventory import NodeRecord, RunRecord, open_store
 
 SCHEMA_VERSION = 1
@@ -71,16 +72,20 @@ def validate(
     *,
     burn_in_s: float = DEFAULT_BURN_IN_S,
     pool: dict[str, Any] | None = None,
+    expect_file: Path | None = None,
 ) -> Validation:
-    """Run the checks of `tier` over the node's facts against `expect` and the node's `pool`.
+    """Run the checks of `tier` over the node's facts against `expect` (read from
+    `expect_file`) and the node's `pool`.
 
     The quick checks read facts only; standard and burn-in add measurements, which need the
-    machine itself, so they run only for `--local`.
+    machine itself, so they run only for `--local`. What was read is judged too
+    (`input_checks`): an expectations file that expects nothing, undecodable capture files.
 
     Raises:
         UsageError: a measured tier was asked of a capture.
     """
-    results = list(run_checks(node.facts, expect, tier="quick", pool=pool))
+    results = input_results(expect_file, expect, node.warnings)
+    results += run_checks(node.facts, expect, tier="quick", pool=pool)
     if tier != "quick":
         if node.origin.kind != "local":
             raise UsageError(f"--tier {tier} measures the GPUs of this machine: use --local, not a capture")

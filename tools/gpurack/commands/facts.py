@@ -36,6 +36,8 @@ def register(subparsers: Subparsers) -> None:
 def handle(args: argparse.Namespace) -> int:
     """Run `gpurack facts`."""
     node = facts.read_node(origin_from_args(args), config.load_pool(args.pool))
+    for warning in node.warnings:
+        render.warning(warning)
     if args.format == "json":
         render.json_out(node.as_dict())
     elif args.format == "yaml":

@@ -49,7 +49,9 @@ def handle(args: argparse.Namespace) -> int:
     if not args.no_record:
         inventory.check_database(args.db)
     node = facts.read_node(origin_from_args(args), pool)
-    validation = validate.validate(node, expect, args.tier, burn_in_s=args.duration, pool=pool)
+    validation = validate.validate(
+        node, expect, args.tier, burn_in_s=args.duration, pool=pool, expect_file=args.expect
+    )
     if args.output is not None:
         validate.write_reports(validation, args.output)
     if args.json:

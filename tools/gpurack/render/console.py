@@ -41,7 +41,7 @@ def error(exc: GpurackError, debug: bool = False) -> int:
 
 
 def warning(message: str) -> None:
-    """One warning line on stderr: something went wrong that does not change the exit code."""
+    """Print one warning line on stderr (`gpurack: warning: ...`); the exit code is not changed."""
     sys.stderr.write(f"{PROG}: warning: {message}\n")
 
 

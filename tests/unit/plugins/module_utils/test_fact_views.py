@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import re
+import shutil
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -109,8 +110,8 @@ def _elements(value: Any, path: str) -> Iterator[Mapping[str, Any]]:
 def _public_facts(tmp: Path) -> list[dict[str, Any]]:
     """The public captures are single files or trees: each through its parser, in the facts' shape."""
     devices = parse_lspci_vvv((PUBLIC / "lspci-vvv.hgx-h100").read_text())
-    (tmp / "sys/class").mkdir(parents=True)
-    (tmp / "sys/class/infiniband").symlink_to(PUBLIC / "sys-class-infiniband-h100")
+    # A copy, not a link: a capture never follows a link out of its folder.
+    shutil.copytree(PUBLIC / "sys-class-infiniband-h100", tmp / "sys/class/infiniband")
     return [
         {"gpurack_gpu": parse_nvidia_smi_text((PUBLIC / name).read_text())}
         for name in ("nvidia-smi-q.535.161.08.h100x8", "nvidia-smi-q.535.154.05.rtx4090x8")

@@ -86,3 +86,34 @@ def test_gpu_facts_truncated_capture_fails_with_clear_msg(
         f"Could not read GPU facts: capture {capture}: nvidia-smi -q -x: XML does not parse"
     )
     assert "Traceback" not in json.dumps(result)
+
+
+def test_gpu_facts_capture_link_out_of_the_bundle_fails_naming_the_file(
+    h200x1: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    capture = tmp_path / "capture"
+    shutil.copytree(h200x1, capture)
+    secret = tmp_path / "shadow"
+    secret.write_text("TOPSECRET root:$6$hash\n")
+    (capture / "nvidia-smi-q.xml").unlink()
+    (capture / "nvidia-smi-q.xml").symlink_to(secret)
+    result = _run_module({"root": str(capture)}, capsys)
+    assert result["failed"] is True
+    assert f"{capture}/nvidia-smi-q.xml: is a link that leaves the capture bundle" in result["msg"]
+    assert "TOPSECRET" not in json.dumps(result)
+
+
+def test_gpu_facts_capture_with_undecodable_bytes_warns_naming_the_file(
+    h200x1: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    capture = tmp_path / "capture"
+    shutil.copytree(h200x1, capture)
+    xml = capture / "nvidia-smi-q.xml"
+    xml.chmod(0o644)
+    xml.write_bytes(xml.read_bytes().replace(b"NVIDIA H200", b"NVIDIA H\xff200", 1))
+    # Patched, not read from the result: ansible-core keeps warnings in process-wide state.
+    with mock.patch.object(basic.AnsibleModule, "warn") as warn:
+        result = _run_module({"root": str(capture)}, capsys)
+    assert result.get("failed") is not True
+    warned = [call.args[0] for call in warn.call_args_list]
+    assert any(f"{capture}/nvidia-smi-q.xml: 1 undecodable byte sequence(s)" in w for w in warned)

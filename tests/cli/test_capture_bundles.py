@@ -1,0 +1,134 @@
+"""gpurack facts|validate over hostile or damaged capture bundles: refused by name, never leaked."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from cli_helpers import invoke
+
+SECRET = "TOPSECRET root:$6$hash"
+
+
+@pytest.fixture
+def bundle(h200x1: Path, tmp_path: Path) -> Path:
+    """A writable copy of the real 1x H200 capture, named after a site node."""
+    copy = tmp_path / "site-node-07"
+    shutil.copytree(h200x1, copy, copy_function=shutil.copyfile)
+    for path in [copy, *copy.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    return copy
+
+
+@pytest.fixture
+def secret(tmp_path: Path) -> Path:
+    path = tmp_path / "shadow"
+    path.write_text(SECRET + "\n")
+    return path
+
+
+def _edit(path: Path, old: bytes, new: bytes) -> None:
+    data = path.read_bytes()
+    assert old in data
+    path.write_bytes(data.replace(old, new, 1))
+
+
+@pytest.mark.parametrize("name", ["nvidia-smi-q.xml", "uname.txt", "lspci-vvv.txt", "capture.json"])
+def test_facts_file_linked_out_of_the_bundle_exits_2_naming_it_without_its_content(
+    capsys: pytest.CaptureFixture[str], bundle: Path, secret: Path, name: str
+) -> None:
+    (bundle / name).unlink(missing_ok=True)
+    (bundle / name).symlink_to(secret)
+    result = invoke(capsys, "facts", "--from-capture", bundle, "--format", "json")
+    assert result.code == 2
+    assert f"{bundle / name}: is a link that leaves the capture bundle" in result.err
+    assert "TOPSECRET" not in result.out + result.err
+
+
+def test_facts_sys_linked_to_the_host_sys_exits_2_instead_of_mixing_in_the_host(
+    capsys: pytest.CaptureFixture[str], bundle: Path
+) -> None:
+    shutil.rmtree(bundle / "sys")
+    (bundle / "sys").symlink_to("/sys")
+    result = invoke(capsys, "facts", "--from-capture", bundle, "--format", "json")
+    assert result.code == 2
+    assert "is a link that leaves the capture bundle" in result.err
+    assert result.out == ""
+
+
+def test_facts_oversize_file_exits_2_with_a_short_message(
+    capsys: pytest.CaptureFixture[str], bundle: Path
+) -> None:
+    with (bundle / "lspci-vvv.txt").open("r+b") as handle:
+        handle.truncate(100_000_000)
+    result = invoke(capsys, "facts", "--from-capture", bundle, "--format", "json")
+    assert result.code == 2
+    assert "lspci-vvv.txt: 100000000 bytes is over the 16 MiB a capture file may hold" in result.err
+    assert len(result.err) < 500
+
+
+def test_facts_one_long_line_comes_back_as_an_80_character_excerpt(
+    capsys: pytest.CaptureFixture[str], bundle: Path
+) -> None:
+    (bundle / "lspci-vvv.txt").write_bytes(b"A" * 10_000_000)
+    result = invoke(capsys, "facts", "--from-capture", bundle, "--format", "json")
+    assert result.code == 2
+    assert repr("A" * 80) + "... (10000000 characters)" in result.err
+    assert len(result.err) < 500
+
+
+def test_facts_undecodable_bytes_are_replaced_and_the_file_named_in_a_warning(
+    capsys: pytest.CaptureFixture[str], bundle: Path
+) -> None:
+    _edit(bundle / "nvidia-smi-q.xml", b"NVIDIA H200", b"NVIDIA H\xff200")
+    result = invoke(capsys, "facts", "--from-capture", bundle, "--format", "json")
+    assert result.code == 0, result.err
+    assert json.loads(result.out)["facts"]["gpurack_gpu"]["gpus"][0]["name"] == "NVIDIA H\ufffd200"
+    assert "gpurack: warning: " in result.err
+    assert "nvidia-smi-q.xml: 1 undecodable byte sequence(s) replaced by U+FFFD" in result.err
+
+
+def test_validate_undecodable_capture_is_a_warning_result_and_a_warn_verdict(
+    capsys: pytest.CaptureFixture[str], bundle: Path
+) -> None:
+    _edit(bundle / "sys/class/net/eth0/operstate", b"up", b"u\xffp")
+    result = invoke(capsys, "validate", "--from-capture", bundle, "--no-record", "--json")
+    data = json.loads(result.out)
+    decoding = [r for r in data["results"] if r["id"] == "capture.decoding"]
+    assert [r["verdict"] for r in decoding] == ["warn"]
+    assert "sys/class/net/eth0/operstate" in decoding[0]["evidence"]["lines"][0]
+    assert data["summary"]["verdict"] in ("warn", "fail")
+
+
+def test_facts_hostname_with_non_utf8_bytes_is_refused_not_replaced_by_the_folder_name(
+    capsys: pytest.CaptureFixture[str], bundle: Path
+) -> None:
+    _edit(bundle / "uname.txt", b"Linux vm ", b"Linux v\xffm ")
+    result = invoke(capsys, "facts", "--from-capture", bundle, "--format", "json")
+    assert result.code == 2
+    assert "uname.txt: the node name 'v\ufffdm' has bytes that are not UTF-8" in result.err
+    assert "site-node-07" not in result.out
+
+
+def test_validate_manifest_host_with_non_utf8_bytes_records_nothing(
+    capsys: pytest.CaptureFixture[str], bundle: Path
+) -> None:
+    (bundle / "capture.json").write_bytes(b'{"schema_version": 1, "host": "gpu\xff01"}\n')
+    result = invoke(capsys, "validate", "--from-capture", bundle)
+    assert result.code == 2
+    assert "capture.json: the node name 'gpu\ufffd01' has bytes that are not UTF-8" in result.err
+    listed = invoke(capsys, "inventory", "list", "--json")
+    assert "site-node-07" not in listed.out
+    assert '"vm"' not in listed.out
+
+
+def test_facts_manifest_host_with_an_escape_sequence_is_refused(
+    capsys: pytest.CaptureFixture[str], bundle: Path
+) -> None:
+    (bundle / "capture.json").write_text('{"schema_version": 1, "host": "gpu01\\u001b[31m"}\n')
+    result = invoke(capsys, "facts", "--from-capture", bundle, "--format", "json")
+    assert result.code == 2
+    assert "has control characters or spaces" in result.err
+    assert "\x1b" not in result.err
