@@ -101,6 +101,20 @@ def test_inventory_export_csv_to_file(
     assert len(rows) == 3 and rows[1].startswith("gpu01,h200,")
 
 
+def test_inventory_export_keeps_an_existing_file_unless_force(
+    capsys: pytest.CaptureFixture[str], db_url: str, tmp_path: Path
+) -> None:
+    target = tmp_path / "nodes.json"
+    target.write_text("earlier\n")
+    code, _, err = _run(capsys, "inventory", "export", "-o", str(target), "--db", db_url)
+    assert code == ExitCode.USAGE
+    assert err.strip().endswith(f"{target} already exists (--force replaces it)")
+    assert target.read_text() == "earlier\n"
+    code, _, _ = _run(capsys, "inventory", "export", "-o", str(target), "--force", "--db", db_url)
+    assert code == ExitCode.OK
+    assert [n["host"] for n in json.loads(target.read_text())["nodes"]] == ["gpu01", "gpu02"]
+
+
 def test_inventory_uses_gpurack_db_env(
     capsys: pytest.CaptureFixture[str], db_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

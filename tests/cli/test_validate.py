@@ -94,6 +94,24 @@ def test_validate_output_writes_json_and_markdown_reports(
     assert (reports / "validation.md").read_text().startswith("# Validation of vm")
 
 
+def test_validate_output_keeps_earlier_reports_unless_force(
+    capsys: pytest.CaptureFixture[str], h200x1: Path, tmp_path: Path
+) -> None:
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    (reports / "validation.md").write_text("earlier\n")
+    again = invoke(capsys, "validate", "--from-capture", h200x1, "--output", reports, "--no-record")
+    assert again.code == 64
+    assert again.err.strip().endswith("validation.md already exists (--force replaces it)")
+    assert (reports / "validation.md").read_text() == "earlier\n"
+    assert not (reports / "validation.json").exists()
+    forced = invoke(
+        capsys, "validate", "--from-capture", h200x1, "--output", reports, "--no-record", "--force"
+    )
+    assert forced.code == 0
+    assert (reports / "validation.md").read_text().startswith("# Validation of vm")
+
+
 def test_validate_truncated_capture_exits_2_with_one_line(
     capsys: pytest.CaptureFixture[str], h200x1: Path, tmp_path: Path
 ) -> None:

@@ -15,7 +15,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import 
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks import run_checks
 
-from gpurack import facts, render
+from gpurack import facts, outfile, render
 from gpurack.errors import ExitCode, UsageError
 from gpurack.gpubench import burnin
 from gpurack.gpubench import tier as measured_tier
@@ -126,13 +126,30 @@ def record(validation: Validation, pool: dict[str, Any], db: str | None) -> int:
         return store.record(RunRecord(kind="validate", source=source, status=status), [node])
 
 
-def write_reports(validation: Validation, folder: Path) -> tuple[Path, ...]:
-    """Write the JSON and Markdown reports into `folder`; return their paths."""
-    folder.mkdir(parents=True, exist_ok=True)
-    json_path = folder / REPORT_JSON
-    json_path.write_text(json.dumps(validation.as_dict(), indent=2, default=str) + "\n", encoding="utf-8")
-    md_path = folder / REPORT_MD
-    md_path.write_text(
-        render.results_markdown(validation.node.host, validation.result_dicts(), validation.summary)
+def report_paths(folder: Path) -> tuple[Path, Path]:
+    """The JSON and Markdown reports `write_reports` puts into `folder`."""
+    return folder / REPORT_JSON, folder / REPORT_MD
+
+
+def write_reports(validation: Validation, folder: Path, *, force: bool = False) -> tuple[Path, ...]:
+    """Write the JSON and Markdown reports into `folder`, each atomically; return their paths.
+
+    Raises:
+        UsageError: a report is already there and `force` is off, or the folder is not writable.
+    """
+    json_path, md_path = report_paths(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"cannot write {folder}: {exc.strerror or exc}") from exc
+    if not force:
+        outfile.refuse_existing([json_path, md_path])
+    outfile.write_text(
+        json_path, json.dumps(validation.as_dict(), indent=2, default=str) + "\n", replace=force
+    )
+    outfile.write_text(
+        md_path,
+        render.results_markdown(validation.node.host, validation.result_dicts(), validation.summary),
+        replace=force,
     )
     return json_path, md_path

@@ -5,11 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
-from gpurack import render
+from gpurack import outfile, render
 from gpurack.commands import Subparsers
-from gpurack.errors import ExitCode, UsageError
+from gpurack.errors import ExitCode
 from gpurack.inventory import Comparison, SnapshotView, Store, open_store
 
 
@@ -50,7 +51,8 @@ def register(subparsers: Subparsers) -> None:
 
     export = verbs.add_parser("export", parents=[common], help="every node's latest snapshot as JSON or CSV")
     export.add_argument("--format", choices=("json", "csv"), default="json")
-    export.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of stdout")
+    export.add_argument("--output", "-o", type=Path, metavar="FILE", help="write to FILE instead of stdout")
+    export.add_argument("--force", action="store_true", help="replace FILE if it is already there")
     export.set_defaults(handler=handle_export)
 
 
@@ -134,15 +136,13 @@ def handle_diff(args: argparse.Namespace) -> int:
 
 
 def handle_export(args: argparse.Namespace) -> int:
-    """Run `gpurack inventory export --format json|csv`."""
+    """Run `gpurack inventory export --format json|csv`; an existing FILE is kept unless --force."""
+    if args.output and not args.force:
+        outfile.refuse_existing([args.output])
     with _store(args) as store:
         text = store.export(args.format)
     if not args.output:
         sys.stdout.write(text)
         return ExitCode.OK
-    try:
-        with open(args.output, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-    except OSError as exc:
-        raise UsageError(f"cannot write {args.output}: {exc.strerror or exc}") from exc
+    outfile.write_text(args.output, text, replace=args.force)
     return ExitCode.OK

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.spec import TIERS
 
-from gpurack import config, facts, inventory, render, validate
+from gpurack import config, facts, inventory, outfile, render, validate
 from gpurack.commands import Subparsers
 from gpurack.commands.facts import add_origin_arguments, origin_from_args
 from gpurack.commands.recording import record_or_warn
@@ -30,6 +30,7 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument(
         "--output", type=Path, metavar="DIR", help=f"write {validate.REPORT_JSON}, {validate.REPORT_MD}"
     )
+    parser.add_argument("--force", action="store_true", help="replace reports already in the --output folder")
     parser.add_argument(
         "--db", metavar="URL", help="inventory database (default: $GPURACK_DB, else the SQLite file)"
     )
@@ -48,12 +49,14 @@ def handle(args: argparse.Namespace) -> int:
     pool = config.load_pool(args.pool)
     if not args.no_record:
         inventory.check_database(args.db)
+    if args.output is not None and not args.force:
+        outfile.refuse_existing(list(validate.report_paths(args.output)))
     node = facts.read_node(origin_from_args(args), pool)
     validation = validate.validate(
         node, expect, args.tier, burn_in_s=args.duration, pool=pool, expect_file=args.expect
     )
     if args.output is not None:
-        validate.write_reports(validation, args.output)
+        validate.write_reports(validation, args.output, force=args.force)
     if args.json:
         render.json_out(validation.as_dict())
     else:
