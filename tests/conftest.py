@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -29,6 +31,20 @@ def _private_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def h200x1() -> Path:
     """The real 1x H200 capture bundle (read-only: copy it with shutil.copytree to edit)."""
     return H200X1
+
+
+@pytest.fixture
+def writable_capture(tmp_path: Path) -> Callable[[Path, str], Path]:
+    """Copy a capture to tmp_path/NAME that a test may edit (the real captures are read-only)."""
+
+    def copy(capture: Path, name: str) -> Path:
+        dest = tmp_path / name
+        shutil.copytree(capture, dest, copy_function=shutil.copyfile)
+        for path in [dest, *dest.rglob("*")]:
+            path.chmod(0o755 if path.is_dir() else 0o644)
+        return dest
+
+    return copy
 
 
 @pytest.fixture

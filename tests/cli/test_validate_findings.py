@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,14 +14,6 @@ from cli_helpers import invoke
 
 REPO = Path(__file__).resolve().parents[2]
 POOL_DIR = REPO / "inventory/example/group_vars/h200_inference"
-
-
-def _copy(capture: Path, tmp_path: Path) -> Path:
-    dest = tmp_path / "capture"
-    shutil.copytree(capture, dest, copy_function=shutil.copyfile)
-    for path in [dest, *dest.rglob("*")]:
-        path.chmod(0o755 if path.is_dir() else 0o644)
-    return dest
 
 
 def _validate(
@@ -42,9 +34,9 @@ def _one(data: dict[str, Any], check_id: str) -> dict[str, Any]:
 
 
 def test_nvidia_smi_listing_no_gpu_exits_1_with_both_counts(
-    capsys: pytest.CaptureFixture[str], h200x1: Path, tmp_path: Path
+    capsys: pytest.CaptureFixture[str], h200x1: Path, writable_capture: Callable[[Path, str], Path]
 ) -> None:
-    root = _copy(h200x1, tmp_path)
+    root = writable_capture(h200x1, "capture")
     xml = root / "nvidia-smi-q.xml"
     text = re.sub(r"<gpu id=.*?</gpu>\s*", "", xml.read_text(), flags=re.DOTALL)
     xml.write_text(text.replace("<attached_gpus>1</attached_gpus>", "<attached_gpus>0</attached_gpus>"))
@@ -58,9 +50,12 @@ def test_nvidia_smi_listing_no_gpu_exits_1_with_both_counts(
 
 
 def test_a_gen5_gpu_in_a_gen4_slot_prints_verdict_warn(
-    capsys: pytest.CaptureFixture[str], h200x1: Path, tmp_path: Path
+    capsys: pytest.CaptureFixture[str],
+    h200x1: Path,
+    tmp_path: Path,
+    writable_capture: Callable[[Path, str], Path],
 ) -> None:
-    root = _copy(h200x1, tmp_path)
+    root = writable_capture(h200x1, "capture")
     xml = root / "nvidia-smi-q.xml"
     text = xml.read_text()
     for old, new in (
@@ -80,9 +75,9 @@ def test_a_gen5_gpu_in_a_gen4_slot_prints_verdict_warn(
 
 
 def test_mig_enabled_in_the_full_gpu_example_pool_exits_1(
-    capsys: pytest.CaptureFixture[str], h200x1: Path, tmp_path: Path
+    capsys: pytest.CaptureFixture[str], h200x1: Path, writable_capture: Callable[[Path, str], Path]
 ) -> None:
-    root = _copy(h200x1, tmp_path)
+    root = writable_capture(h200x1, "capture")
     xml = root / "nvidia-smi-q.xml"
     xml.write_text(
         xml.read_text().replace("<current_mig>Disabled</current_mig>", "<current_mig>Enabled</current_mig>")
@@ -95,9 +90,9 @@ def test_mig_enabled_in_the_full_gpu_example_pool_exits_1(
 
 
 def test_impossible_value_is_not_assessed_naming_it(
-    capsys: pytest.CaptureFixture[str], h200x1: Path, tmp_path: Path
+    capsys: pytest.CaptureFixture[str], h200x1: Path, writable_capture: Callable[[Path, str], Path]
 ) -> None:
-    root = _copy(h200x1, tmp_path)
+    root = writable_capture(h200x1, "capture")
     xml = root / "nvidia-smi-q.xml"
     xml.write_text(xml.read_text().replace("<total>143771 MiB</total>", f"<total>{10**23} MiB</total>", 1))
     result = invoke(capsys, "validate", "--from-capture", root, "--expect", POOL_DIR / "expect.yml")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -24,13 +25,9 @@ SECRET = "TOPSECRET root:$6$hash"
 
 
 @pytest.fixture
-def bundle(h200x1: Path, tmp_path: Path) -> Path:
+def bundle(h200x1: Path, writable_capture: Callable[[Path, str], Path]) -> Path:
     """A writable copy of the real 1x H200 capture."""
-    copy = tmp_path / "bundle"
-    shutil.copytree(h200x1, copy, copy_function=shutil.copyfile)
-    for path in [copy, *copy.rglob("*")]:
-        path.chmod(0o755 if path.is_dir() else 0o644)
-    return copy
+    return writable_capture(h200x1, "bundle")
 
 
 @pytest.fixture
