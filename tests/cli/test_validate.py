@@ -287,7 +287,7 @@ def test_validate_corrupt_db_keeps_verdict_reports_and_exit_1(
     assert "verdict: fail" in result.out
     assert "file is not a database" in _warned(result.err)
     assert json.loads((reports / "validation.json").read_text())["host"] == "vm"
-    as_json = invoke(capsys, *args, "--json")
+    as_json = invoke(capsys, *args, "--json", "--force")
     assert as_json.code == 1 and json.loads(as_json.out)["summary"]["verdict"] == "fail"
     _warned(as_json.err)
 

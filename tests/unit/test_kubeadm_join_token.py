@@ -64,7 +64,9 @@ def _run(
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / "kubeadm").write_text(KUBEADM)
-    (bin_dir / "openssl").write_text("#!/bin/sh\necho key\n")
+    # `openssl pkey` reads the key its pipe gives it: a stand-in that did not would end the
+    # pipe early, and under pipefail the CA hash task would fail on SIGPIPE (rc 141) at times.
+    (bin_dir / "openssl").write_text('#!/bin/sh\n[ "$1" = pkey ] && cat >/dev/null\necho key\n')
     for tool in bin_dir.iterdir():
         tool.chmod(0o755)
     (tmp_path / "hosts.yml").write_text(INVENTORY.format(python=sys.executable))
