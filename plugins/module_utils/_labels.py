@@ -162,7 +162,7 @@ def fabric_label(nic_facts: Mapping[str, Any] | None) -> str:
     return "ethernet" if nets else "none"
 
 
-def _unknown_keys(where: str, given: Mapping[Any, Any], known: tuple[str, ...]) -> list[str]:
+def unknown_key_errors(where: str, given: Mapping[Any, Any], known: tuple[str, ...]) -> list[str]:
     """One error per key of `given` not in `known`, with the nearest known key when close."""
     errors = []
     for key in given:
@@ -174,18 +174,23 @@ def _unknown_keys(where: str, given: Mapping[Any, Any], known: tuple[str, ...]) 
     return errors
 
 
-def _pool_name_errors(pool: Mapping[Any, Any]) -> list[str]:
-    if "name" not in pool or pool["name"] in (None, ""):
-        return ["pool.name is required (a DNS label such as 'h200-train-a')"]
-    name = pool["name"]
+def dns_label_error(where: str, name: object, example: str) -> str | None:
+    """Why `name` is not a DNS label (a pool, a team, a namespace), or None when it is."""
+    if name in (None, ""):
+        return f"{where} is required (a DNS label such as {example!r})"
     if not isinstance(name, str):
-        return [f"pool.name must be a string (a DNS label such as 'h200-train-a'), got {name!r}"]
+        return f"{where} must be a string (a DNS label such as {example!r}), got {name!r}"
     if len(name) > _NAME_MAX or not _DNS_LABEL.match(name):
-        return [
-            f"pool.name: {name!r} must be a DNS label: at most {_NAME_MAX} lower-case letters, "
+        return (
+            f"{where}: {name!r} must be a DNS label: at most {_NAME_MAX} lower-case letters, "
             "digits and '-', starting and ending with a letter or digit"
-        ]
-    return []
+        )
+    return None
+
+
+def _pool_name_errors(pool: Mapping[Any, Any]) -> list[str]:
+    error = dns_label_error("pool.name", pool.get("name"), "h200-train-a")
+    return [] if error is None else [error]
 
 
 def _pool_label_errors(extra: object) -> list[str]:
@@ -240,7 +245,7 @@ def pool_errors(pool: object) -> list[str]:
     """
     if not isinstance(pool, Mapping):
         return [f"pool must be a mapping with name, workload and sharing, got {type(pool).__name__}"]
-    errors = _unknown_keys("pool", pool, POOL_KEYS)
+    errors = unknown_key_errors("pool", pool, POOL_KEYS)
     errors.extend(_pool_name_errors(pool))
     for field, allowed in (("workload", WORKLOADS), ("sharing", SHARING)):
         if pool.get(field) not in allowed:

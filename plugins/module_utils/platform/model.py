@@ -1,0 +1,145 @@
+# Copyright: (c) 2026, gpurack maintainers
+# Apache License 2.0 (see LICENSE)
+"""The site's frozen records (Site, Pool, Team, ...) and their plain-dict shape (to_dict)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform import quantity
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.quantity import Quantity
+
+DEFAULT_COHORT = "site"
+DEFAULT_STORAGE = "1Ti"
+DEFAULT_VOLUME_CLAIMS = 20
+_DEFAULT_STORAGE = quantity.parse(DEFAULT_STORAGE)
+
+
+class PlatformInputError(ValueError):
+    """The inventory's pools, teams or platform settings are wrong; the message says each problem."""
+
+
+@dataclass(frozen=True)
+class Resources:
+    """An amount per resource; None where a limit is not set."""
+
+    gpus: int | None = None
+    cpu: Quantity | None = None
+    memory: Quantity | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        found: dict[str, Any] = {}
+        if self.gpus is not None:
+            found["gpus"] = self.gpus
+        for key, value in (("cpu", self.cpu), ("memory", self.memory)):
+            if value is not None:
+                found[key] = str(value)
+        return found
+
+
+@dataclass(frozen=True)
+class Team:
+    """One team: its namespace, queues and role carry its name. `quota` is complete for each pool."""
+
+    name: str
+    groups: tuple[str, ...]
+    quota: Mapping[str, Resources]
+    borrowing_limit: Mapping[str, Resources] = field(default_factory=dict)
+    lending_limit: Mapping[str, Resources] = field(default_factory=dict)
+    priority: str | None = None
+    pod_security: str = "restricted"
+    storage: Quantity = _DEFAULT_STORAGE
+    volume_claims: int = DEFAULT_VOLUME_CLAIMS
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"name": self.name, "groups": list(self.groups)}
+        for key in ("quota", "borrowing_limit", "lending_limit"):
+            limits: Mapping[str, Resources] = getattr(self, key)
+            data[key] = {pool: r.to_dict() for pool, r in limits.items()}
+        if self.priority is not None:
+            data["priority"] = self.priority
+        data.update(pod_security=self.pod_security, storage=str(self.storage))
+        data["volume_claims"] = self.volume_claims
+        return data
+
+
+@dataclass(frozen=True)
+class Pool:
+    """A pool and its GPU capacity: from facts when every host has them, else from expectations."""
+
+    name: str
+    hosts: tuple[str, ...]
+    taints: tuple[Mapping[str, str], ...]
+    sharing: str
+    workload: str
+    gpus: int
+    gpus_source: str  # facts | expect
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "hosts": list(self.hosts),
+            "taints": [dict(t) for t in self.taints],
+            "sharing": self.sharing,
+            "workload": self.workload,
+            "gpus": self.gpus,
+            "gpus_source": self.gpus_source,
+        }
+
+
+@dataclass(frozen=True)
+class PriorityClass:
+    """A Kueue WorkloadPriorityClass."""
+
+    name: str
+    value: int
+    description: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "value": self.value, "description": self.description}
+
+
+# Serving first, then training, then what can wait (gpurack_priority_classes replaces them).
+DEFAULT_PRIORITY_CLASSES = (
+    PriorityClass("inference", 10000, "Serving: admitted first, preempts training and batch in its queue"),
+    PriorityClass("training", 1000, "Training jobs"),
+    PriorityClass("batch", 100, "Batch work that can wait and be preempted"),
+)
+
+
+@dataclass(frozen=True)
+class ObjectStore:
+    """Where team pods may open connections besides their own namespace and DNS."""
+
+    cidrs: tuple[str, ...]
+    port: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"cidrs": list(self.cidrs), "port": self.port}
+
+
+@dataclass(frozen=True)
+class Site:
+    """Everything the platform objects are built from."""
+
+    teams: tuple[Team, ...]
+    cohort: str
+    pools: tuple[Pool, ...]
+    overcommit: bool = False
+    object_store: ObjectStore | None = None
+    priority_classes: tuple[PriorityClass, ...] = DEFAULT_PRIORITY_CLASSES
+
+    def pool(self, name: str) -> Pool:
+        return next(p for p in self.pools if p.name == name)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "teams": [t.to_dict() for t in self.teams],
+            "cohort": self.cohort,
+            "pools": [p.to_dict() for p in self.pools],
+            "overcommit": self.overcommit,
+            "object_store": None if self.object_store is None else self.object_store.to_dict(),
+            "priority_classes": [c.to_dict() for c in self.priority_classes],
+        }

@@ -1,0 +1,97 @@
+# Copyright: (c) 2026, gpurack maintainers
+# Apache License 2.0 (see LICENSE)
+"""The site-wide platform settings: gpurack_cohort, gpurack_quota_overcommit,
+gpurack_object_store and gpurack_priority_classes, each checked with a message naming it."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Mapping
+
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.model import (
+    DEFAULT_PRIORITY_CLASSES,
+    ObjectStore,
+    PriorityClass,
+)
+
+_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_SUBDOMAIN_MAX = 253
+_INT32_MAX = 2**31 - 1
+_PORT_MAX = 65535
+# How Ansible reads a boolean written as a string in inventory.
+_TRUE = ("true", "yes", "on", "1")
+_FALSE = ("false", "no", "off", "0")
+
+
+def subdomain_error(where: str, name: object) -> str | None:
+    """Why `name` is not a DNS subdomain (a Kubernetes object name), or None."""
+    if not isinstance(name, str) or not name:
+        return f"{where} must be a non-empty string (a DNS subdomain such as 'site'), got {name!r}"
+    if len(name) > _SUBDOMAIN_MAX or not _SUBDOMAIN.match(name):
+        return f"{where}: {name!r} must be a DNS subdomain: lower-case letters, digits, '-' and '.'"
+    return None
+
+
+def overcommit_from(raw: object) -> bool:
+    """gpurack_quota_overcommit as a bool.
+
+    Raises:
+        ValueError: neither a boolean nor a string Ansible reads as one.
+    """
+    if isinstance(raw, bool):
+        return raw
+    if isinstance(raw, str) and raw.strip().lower() in (*_TRUE, *_FALSE):
+        return raw.strip().lower() in _TRUE
+    raise ValueError(f"gpurack_quota_overcommit must be true or false, got {raw!r}")
+
+
+def object_store_from(raw: object) -> ObjectStore | None:
+    """gpurack_object_store ({cidrs, port}) or None when unset.
+
+    Raises:
+        ValueError: a CIDR that is not a network, or a port outside 1-65535.
+    """
+    if raw is None or raw == {}:
+        return None
+    if not isinstance(raw, Mapping) or set(raw) - {"cidrs", "port"}:
+        raise ValueError(f"gpurack_object_store must be a mapping of cidrs and port, got {raw!r}")
+    cidrs = raw.get("cidrs")
+    if not isinstance(cidrs, list) or not cidrs:
+        raise ValueError("gpurack_object_store.cidrs must be a non-empty list of networks (e.g. 10.0.0.0/24)")
+    networks = []
+    for cidr in cidrs:
+        try:
+            networks.append(str(ipaddress.ip_network(str(cidr), strict=False)))
+        except ValueError as exc:
+            raise ValueError(f"gpurack_object_store.cidrs: {cidr!r} is not a network: {exc}") from None
+    port = raw.get("port")
+    if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= _PORT_MAX:
+        raise ValueError(f"gpurack_object_store.port must be a port from 1 to {_PORT_MAX}, got {port!r}")
+    return ObjectStore(cidrs=tuple(networks), port=port)
+
+
+def priority_classes_from(raw: object) -> tuple[PriorityClass, ...]:
+    """gpurack_priority_classes, or the defaults when unset.
+
+    Raises:
+        ValueError: an entry without a DNS-subdomain name or an int32 value, or a name twice.
+    """
+    if raw is None:
+        return DEFAULT_PRIORITY_CLASSES
+    if not isinstance(raw, list) or not raw:
+        raise ValueError("gpurack_priority_classes must be a non-empty list of {name, value, description}")
+    classes: list[PriorityClass] = []
+    for index, entry in enumerate(raw):
+        where = f"gpurack_priority_classes[{index}]"
+        if not isinstance(entry, Mapping) or set(entry) - {"name", "value", "description"}:
+            raise ValueError(f"{where} must be a mapping of name, value and description, got {entry!r}")
+        if err := subdomain_error(f"{where}.name", entry.get("name")):
+            raise ValueError(err)
+        value = entry.get("value")
+        if isinstance(value, bool) or not isinstance(value, int) or abs(value) > _INT32_MAX:
+            raise ValueError(f"{where}.value must be a 32-bit integer, got {value!r}")
+        if any(c.name == entry["name"] for c in classes):
+            raise ValueError(f"{where}: duplicate priority class {entry['name']!r}")
+        classes.append(PriorityClass(str(entry["name"]), value, str(entry.get("description") or "")))
+    return tuple(sorted(classes, key=lambda c: (-c.value, c.name)))

@@ -1,0 +1,218 @@
+# Copyright: (c) 2026, gpurack maintainers
+# Apache License 2.0 (see LICENSE)
+"""The site as the platform layer sees it: pools from the hosts' inventory, teams from gpurack_teams.
+
+`site_from_hostvars` reads the inventory (a pool's GPUs from each host's gpurack_gpu facts,
+else its gpurack_expect count); `Site.to_dict` and `site_from_dict` carry it between the
+filter, the module and the driver. Every input is checked here, all problems in one error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
+
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._labels import pool_errors
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.model import (
+    DEFAULT_COHORT,
+    ObjectStore,
+    PlatformInputError,
+    Pool,
+    PriorityClass,
+    Resources,
+    Site,
+    Team,
+)
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.settings import (
+    object_store_from,
+    overcommit_from,
+    priority_classes_from,
+    subdomain_error,
+)
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.teams import team_from
+
+__all__ = [
+    "ObjectStore",
+    "PlatformInputError",
+    "Pool",
+    "PriorityClass",
+    "Resources",
+    "Site",
+    "Team",
+    "site_from_dict",
+    "site_from_hostvars",
+]
+
+T = TypeVar("T")
+_Member = tuple[str, Mapping[str, Any], int, str]  # host, its gpurack_pool, GPUs, facts|expect
+
+
+def site_from_hostvars(
+    hostvars: Mapping[str, Mapping[str, Any]], hosts: Sequence[str], site_vars: Mapping[str, Any]
+) -> Site:
+    """The site of `hosts` (each with gpurack_pool) and `site_vars` (gpurack_teams, gpurack_cohort, ...).
+
+    Hosts without gpurack_pool (a control plane) are left out.
+
+    Raises:
+        PlatformInputError: every problem with the pools, teams and settings, joined by '; '.
+    """
+    errors: list[str] = []
+    pools = _pools(hostvars, hosts, errors)
+    return _site(
+        pools,
+        errors,
+        teams=site_vars.get("gpurack_teams"),
+        cohort=site_vars.get("gpurack_cohort", DEFAULT_COHORT),
+        overcommit=site_vars.get("gpurack_quota_overcommit", False),
+        object_store=site_vars.get("gpurack_object_store"),
+        priority_classes=site_vars.get("gpurack_priority_classes"),
+    )
+
+
+def site_from_dict(data: Mapping[str, Any]) -> Site:
+    """A Site from Site.to_dict()'s shape, checked as inventory is.
+
+    Raises:
+        PlatformInputError: the dict is not a site, or its parts are wrong.
+    """
+    if not isinstance(data, Mapping) or not isinstance(data.get("pools"), list):
+        raise PlatformInputError("site must be a mapping of pools and teams (filter platform_site's output)")
+    errors: list[str] = []
+    pools = []
+    for raw in data["pools"]:
+        try:
+            pools.append(_pool_from_dict(raw))
+        except (KeyError, TypeError, ValueError) as exc:
+            errors.append(f"site pools: {raw!r} is not a pool ({exc})")
+    return _site(
+        tuple(pools),
+        errors,
+        teams=data.get("teams"),
+        cohort=data.get("cohort", DEFAULT_COHORT),
+        overcommit=data.get("overcommit", False),
+        object_store=data.get("object_store"),
+        priority_classes=data.get("priority_classes"),
+    )
+
+
+def _pool_from_dict(raw: Mapping[str, Any]) -> Pool:
+    source = str(raw["gpus_source"])
+    gpus = raw["gpus"]
+    if source not in ("facts", "expect") or isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < 0:
+        raise ValueError("gpus must be a count of 0 or more, from facts or expect")
+    definition = {k: raw[k] for k in ("name", "workload", "sharing", "taints")}
+    if errors := pool_errors(definition):
+        raise ValueError("; ".join(errors))
+    return Pool(
+        name=str(raw["name"]),
+        hosts=tuple(str(h) for h in raw["hosts"]),
+        taints=tuple(_taint(t) for t in raw["taints"]),
+        sharing=str(raw["sharing"]),
+        workload=str(raw["workload"]),
+        gpus=gpus,
+        gpus_source=source,
+    )
+
+
+def _checked(errors: list[str], parse: Callable[[Any], T], raw: Any, default: T) -> T:
+    """parse(raw), or `default` with the ValueError's message added to `errors`."""
+    try:
+        return parse(raw)
+    except ValueError as exc:
+        errors.append(str(exc))
+        return default
+
+
+def _site(pools: tuple[Pool, ...], errors: list[str], **raw: Any) -> Site:
+    """Check the site-wide settings and the teams against `pools`; raise with every error found."""
+    cohort = raw["cohort"]
+    if err := subdomain_error("gpurack_cohort", cohort):
+        errors.append(err)
+    overcommit = _checked(errors, overcommit_from, raw["overcommit"], False)
+    store = _checked(errors, object_store_from, raw["object_store"], None)
+    no_classes: tuple[PriorityClass, ...] = ()
+    classes = _checked(errors, priority_classes_from, raw["priority_classes"], no_classes)
+    teams = _teams(raw["teams"], {p.name for p in pools}, {c.name for c in classes}, errors)
+    if errors:
+        raise PlatformInputError("; ".join(errors))
+    return Site(
+        teams=teams,
+        cohort=str(cohort),
+        pools=tuple(sorted(pools, key=lambda p: p.name)),
+        overcommit=overcommit,
+        object_store=store,
+        priority_classes=classes,
+    )
+
+
+def _teams(raw: object, pools: set[str], classes: set[str], errors: list[str]) -> tuple[Team, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        errors.append(f"gpurack_teams must be a list of teams, got {type(raw).__name__}")
+        return ()
+    teams: list[Team] = []
+    for index, entry in enumerate(raw):
+        team = team_from(entry, index, pools, classes, errors)
+        if team is None:
+            continue
+        if any(t.name == team.name for t in teams):
+            errors.append(f"gpurack_teams[{index}]: duplicate team name {team.name!r}")
+            continue
+        teams.append(team)
+    return tuple(sorted(teams, key=lambda t: t.name))
+
+
+def _pools(
+    hostvars: Mapping[str, Mapping[str, Any]], hosts: Sequence[str], errors: list[str]
+) -> tuple[Pool, ...]:
+    """The pools of `hosts`, grouped by gpurack_pool.name; problems go to `errors`."""
+    members: dict[str, list[_Member]] = {}
+    for host in hosts:
+        hv = hostvars[host]
+        pool = hv.get("gpurack_pool")
+        if pool is None:
+            continue
+        if problems := pool_errors(pool):
+            errors.extend(f"host {host}: gpurack_pool: {p}" for p in problems)
+            continue
+        gpus, source = _host_gpus(hv)
+        members.setdefault(str(pool["name"]), []).append((host, pool, gpus, source))
+    return tuple(_pool(name, found, errors) for name, found in sorted(members.items()))
+
+
+def _pool(name: str, members: list[_Member], errors: list[str]) -> Pool:
+    first_host, first, _, _ = members[0]
+    for host, pool, _, _ in members[1:]:
+        if _identity(pool) != _identity(first):
+            errors.append(f"pool {name}: hosts {first_host} and {host} differ in workload, sharing or taints")
+    return Pool(
+        name=name,
+        hosts=tuple(sorted(m[0] for m in members)),
+        taints=tuple(_taint(t) for t in first.get("taints") or []),
+        sharing=str(first["sharing"]),
+        workload=str(first["workload"]),
+        gpus=sum(m[2] for m in members),
+        gpus_source="facts" if all(m[3] == "facts" for m in members) else "expect",
+    )
+
+
+def _taint(raw: Mapping[str, Any]) -> dict[str, str]:
+    return {k: "" if raw.get(k) is None else str(raw[k]) for k in ("key", "value", "effect")}
+
+
+def _identity(pool: Mapping[str, Any]) -> tuple[object, ...]:
+    return (pool.get("workload"), pool.get("sharing"), [_taint(t) for t in pool.get("taints") or []])
+
+
+def _host_gpus(hv: Mapping[str, Any]) -> tuple[int, str]:
+    """A host's GPU count from its gpurack_gpu fact, else its gpurack_expect.gpu.count, else 0."""
+    facts = hv.get("ansible_facts")
+    gpu = hv.get("gpurack_gpu") or (facts.get("gpurack_gpu") if isinstance(facts, Mapping) else None)
+    if isinstance(gpu, Mapping) and isinstance(gpu.get("count"), int):
+        return int(gpu["count"]), "facts"
+    expect = hv.get("gpurack_expect")
+    gpu_expect = expect.get("gpu") if isinstance(expect, Mapping) else None
+    count = gpu_expect.get("count") if isinstance(gpu_expect, Mapping) else None
+    return (count if isinstance(count, int) and not isinstance(count, bool) else 0), "expect"
