@@ -9,7 +9,7 @@ as "1"); writing that form ourselves keeps `platform render` equal to what the c
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 _QUANTITY = re.compile(
@@ -28,7 +28,8 @@ class Quantity:
     """A non-negative quantity and whether it was written with binary suffixes (Ki, Mi, ...)."""
 
     value: Fraction
-    binary: bool = False
+    # How it is written, not what it is: 1Gi equals 1073741824.
+    binary: bool = field(default=False, compare=False)
 
     def __add__(self, other: Quantity) -> Quantity:
         # As Kubernetes' Quantity.Add: the sum keeps the left operand's format.
