@@ -1,0 +1,147 @@
+"""`gpurack platform render`: the inventory's objects as YAML files, the same the module builds."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.objects import build_objects
+from cli_helpers import invoke
+from gpurack import platform
+from gpurack.errors import ExitCode
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "inventory" / "example"
+LAB_HOSTS = """\
+all:
+  children:
+    gpu_nodes:
+      children:
+        lab_h200x1: {hosts: {lab-w1: {}}}
+        lab_hgx_h100x8_ib: {hosts: {lab-w2: {}}}
+"""
+
+
+def _documents(path: Path) -> list[dict[str, object]]:
+    return [d for d in yaml.safe_load_all(path.read_text(encoding="utf-8")) if d is not None]
+
+
+def _copy_example(tmp_path: Path) -> Path:
+    copy = tmp_path / "inventory"
+    shutil.copytree(EXAMPLE, copy)
+    return copy
+
+
+def test_render_example_writes_the_example_sites_objects(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    result = invoke(capsys, "platform", "render", "-i", EXAMPLE, "--output", out)
+    assert result.code == ExitCode.OK, result.err
+    assert sorted(p.name for p in out.iterdir()) == ["kueue.yaml", "tenancy.yaml"]
+    site = platform.load_site(EXAMPLE)
+    assert _documents(out / "tenancy.yaml") == build_objects(site, ("tenancy",))
+    assert _documents(out / "kueue.yaml") == build_objects(site, ("kueue",))
+    kueue = {(d["kind"], d["metadata"]["name"]) for d in _documents(out / "kueue.yaml")}  # type: ignore[index]
+    assert {
+        ("ClusterQueue", "research"),
+        ("ClusterQueue", "inference"),
+        ("ResourceFlavor", "h100-train-a"),
+        ("ResourceFlavor", "h200-inference"),
+        ("LocalQueue", "research"),
+    } <= kueue
+    assert "wrote 9 objects to" in result.out
+    assert "h100-train-a" in result.out
+
+
+def test_render_example_counts_gpus_from_expectations(tmp_path: Path) -> None:
+    pools = {p.name: (p.gpus, p.gpus_source, len(p.hosts)) for p in platform.load_site(EXAMPLE).pools}
+    assert pools == {"h100-train-a": (32, "expect", 4), "h200-inference": (2, "expect", 2)}
+    teams = {t.name: t for t in platform.load_site(EXAMPLE).teams}
+    assert sorted(teams) == ["inference", "research"]
+    assert teams["research"].borrowing_limit["h100-train-a"].gpus == 8
+
+
+def test_render_is_deterministic(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    for name in ("a", "b"):
+        assert invoke(capsys, "platform", "render", "-i", EXAMPLE, "-o", tmp_path / name).code == 0
+    for name in ("kueue.yaml", "tenancy.yaml"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+
+
+def test_render_refuses_a_non_empty_folder_without_force(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine\n")
+    result = invoke(capsys, "platform", "render", "-i", EXAMPLE, "-o", out)
+    assert result.code == ExitCode.USAGE
+    assert result.err.count("\n") == 1
+    assert "is not empty (use --force to write into it)" in result.err
+    assert invoke(capsys, "platform", "render", "-i", EXAMPLE, "-o", out, "--force").code == 0
+    assert (out / "notes.txt").read_text() == "mine\n"
+    assert (out / "kueue.yaml").is_file()
+
+
+def test_render_refuses_overcommit_in_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    inventory = _copy_example(tmp_path)
+    teams = inventory / "group_vars" / "all" / "teams.yml"
+    teams.write_text(teams.read_text().replace("{gpus: 24,", "{gpus: 30,"))
+    result = invoke(capsys, "platform", "render", "-i", inventory, "-o", tmp_path / "out")
+    assert result.code == ExitCode.USAGE == 64
+    assert result.err.count("\n") == 1, result.err
+    assert (
+        "teams inference (8), research (30) ask 38 GPUs of pool h100-train-a, which has 32 (expect)"
+        in result.err
+    )
+    assert not (tmp_path / "out").exists()
+    overcommit = teams.read_text().replace(
+        "gpurack_quota_overcommit: false", "gpurack_quota_overcommit: true"
+    )
+    teams.write_text(overcommit)
+    assert invoke(capsys, "platform", "render", "-i", inventory, "-o", tmp_path / "out").code == 0
+
+
+def test_render_refuses_bad_teams_in_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    inventory = _copy_example(tmp_path)
+    teams = inventory / "group_vars" / "all" / "teams.yml"
+    teams.write_text(teams.read_text().replace("h200-inference: {gpus: 2,", "h200-inferense: {gpus: -2,"))
+    result = invoke(capsys, "platform", "render", "-i", inventory, "-o", tmp_path / "out")
+    assert result.code == ExitCode.USAGE
+    assert result.err.count("\n") == 1, result.err
+    assert "team inference: quota names pool 'h200-inferense'" in result.err
+    assert "Traceback" not in result.err
+
+
+def test_render_refuses_an_inventory_without_matching_hosts(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    result = invoke(
+        capsys, "platform", "render", "-i", EXAMPLE, "-o", tmp_path / "o", "--hosts", "nothing_here"
+    )
+    assert result.code == ExitCode.USAGE
+    assert result.err.count("\n") == 1, result.err
+    assert "match 'nothing_here'" in result.err
+    missing = invoke(capsys, "platform", "render", "-i", tmp_path / "absent", "-o", tmp_path / "o")
+    assert (missing.code, missing.err.count("\n")) == (ExitCode.USAGE, 1)
+
+
+def test_lab_teams_fit_the_lab_workers(tmp_path: Path) -> None:
+    """lab-w1 is lab-h200x1 (1 GPU), lab-w2 lab-hgx-h100x8-ib (8): alpha and beta fit, with borrowing."""
+    inventory = tmp_path / "lab"
+    inventory.mkdir()
+    (inventory / "hosts.yml").write_text(LAB_HOSTS)
+    (inventory / "group_vars").symlink_to(REPO / "lab" / "inventory" / "group_vars")
+    site = platform.load_site(inventory)
+    assert {p.name: p.gpus for p in site.pools} == {"lab-h200x1": 1, "lab-hgx-h100x8-ib": 8}
+    teams = {t.name: t for t in site.teams}
+    assert sorted(teams) == ["alpha", "beta"]
+    h100 = "lab-hgx-h100x8-ib"
+    assert teams["alpha"].quota[h100].gpus == teams["beta"].quota[h100].gpus == 4
+    assert teams["alpha"].borrowing_limit[h100].gpus == 4
+    objects = build_objects(site)  # within capacity: not refused
+    quota = next(o for o in objects if o["kind"] == "ResourceQuota" and o["metadata"]["namespace"] == "alpha")
+    assert quota["spec"]["hard"]["requests.nvidia.com/gpu"] == "8"  # 4 own + 4 borrowed
