@@ -1,0 +1,1 @@
+"""Kubernetes objects and values built from inventory (the platform layer)."""
