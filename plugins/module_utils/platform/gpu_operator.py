@@ -340,6 +340,7 @@ def _merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
 
 def _mirror(values: dict[str, Any], registry: str) -> None:
     """Point every image repository at `registry`, keeping each one's path below its registry host."""
+    registry = registry.rstrip("/")
     for component, repository in REPOSITORIES.items():
         path = repository.split("/", 1)[1]
         if component == "node-feature-discovery.image":
