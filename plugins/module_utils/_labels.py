@@ -16,11 +16,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_models import resolve_model
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._sharing import SHARING_KEYS, sharing_errors
 
 PREFIX = "gpurack.io/"
 # Every key a pool (gpurack_pool) may have: anything else is refused, so a misspelt
 # `wrkload` is an error instead of a silently ignored key.
-POOL_KEYS = ("name", "workload", "sharing", "labels", "taints")
+POOL_KEYS = ("name", "workload", "sharing", "labels", "taints", *SHARING_KEYS)
 TAINT_KEYS = ("key", "value", "effect")
 WORKLOADS = ("distributed-training", "inference", "batch")
 SHARING = ("full-gpu", "mig", "time-slicing")
@@ -252,6 +253,7 @@ def pool_errors(pool: object) -> list[str]:
             errors.append(f"pool.{field} must be one of {', '.join(allowed)}; got {pool.get(field)!r}")
     errors.extend(_pool_label_errors(pool.get("labels")))
     errors.extend(_taint_errors(pool.get("taints")))
+    errors.extend(sharing_errors(pool))
     return errors
 
 

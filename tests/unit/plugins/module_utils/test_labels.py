@@ -314,7 +314,7 @@ def test_pool_errors_accepts_valid_pools(pool: dict[str, Any]) -> None:
 
 
 def test_pool_keys_are_the_documented_ones() -> None:
-    assert POOL_KEYS == ("name", "workload", "sharing", "labels", "taints")
+    assert POOL_KEYS == ("name", "workload", "sharing", "labels", "taints", "time_slicing", "mig")
 
 
 _ANY = st.recursive(
