@@ -16,6 +16,8 @@ MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 PACKAGES=(
   systemd systemd-sysv dbus openssh-server python3 python3-apt iproute2 kmod
   mdadm xfsprogs udev sudo procps ca-certificates apt-transport-https gnupg
+  # roles/observability: installed here, so the lab needs no network for it.
+  prometheus prometheus-node-exporter
 )
 
 hash=$(sha256sum "${BASH_SOURCE[0]}" | cut -c1-12)
@@ -48,6 +50,9 @@ for unit in getty@tty1.service serial-getty@.service console-getty.service \
             systemd-remount-fs.service systemd-timesyncd.service e2scrub_reap.service; do
   ln -sf /dev/null "$rootfs/etc/systemd/system/$unit"
 done
+# Prometheus runs only where roles/observability enables it (the control plane), not on
+# every node the image boots; the node exporter keeps the package's default (enabled).
+rm -f "$rootfs/etc/systemd/system/multi-user.target.wants/prometheus.service"
 # An empty machine-id is filled on first boot, so each container gets its own.
 : >"$rootfs/etc/machine-id"
 # apt inside the container reaches Debian's mirror; keep docs out to keep the image small.

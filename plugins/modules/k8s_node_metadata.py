@@ -18,6 +18,10 @@ description:
   - O(validation=pass) removes the validating taint and the annotation C(gpurack.io/validation-failed);
     O(validation=fail) adds the taint when missing and sets that annotation to O(validation_reason);
     O(validation=unknown) leaves both as they are.
+  - With O(condition), the Node status condition C(GpurackValidated) follows O(validation) as well
+    (C(True)/C(ChecksPassed), or C(False)/C(ChecksFailed) with O(validation_reason) as its message), written
+    through the Node's status subresource; C(lastTransitionTime) changes only when the status does, and an
+    unchanged condition is not written again (no heartbeat), so a re-run changes nothing.
   - Runs on the controller (delegated to C(localhost)) with an admin kubeconfig. The patch carries the
     Node's C(resourceVersion), so a concurrent change (the node lifecycle controller edits taints too)
     makes the API server answer 409 Conflict; the module then reads the Node again and re-plans, up to
@@ -63,6 +67,13 @@ options:
       - Made one line of at most 1000 characters; C(validation failed) when empty.
     type: str
     default: ""
+  condition:
+    description:
+      - Also set the Node condition C(GpurackValidated) from O(validation).
+      - Needs the permission to patch C(nodes/status), which the admin kubeconfig has.
+      - O(validation=unknown) leaves the condition as it is.
+    type: bool
+    default: false
   retries:
     description: How many times to read and re-plan after a 409 Conflict.
     type: int
@@ -73,7 +84,9 @@ attributes:
     description: Reads the Node and reports what would change without patching it.
   diff_mode:
     support: full
-    description: Shows the owned labels, the owned and validating taints and the gpurack annotations.
+    description:
+      - Shows the owned labels, the owned and validating taints and the gpurack annotations, and with
+        O(condition) the C(GpurackValidated) condition (type, status, reason, message).
 notes:
   - Node C(spec.taints) has no patch strategy, so the module sends the whole new taint list.
   - The ownership rules are in C(docs/node-labels.md) of the collection.
@@ -127,6 +140,17 @@ annotations:
   sample:
     gpurack.io/managed-labels: node-role.kubernetes.io/gpu
     gpurack.io/validation-failed: "gpu.count: 1 GPUs found, expected 8"
+condition:
+  description: The C(GpurackValidated) condition after the change (or, in check mode, as it would be).
+  returned: when O(condition) is true
+  type: dict
+  sample:
+    type: GpurackValidated
+    status: "False"
+    reason: ChecksFailed
+    message: "gpu.count: 1 GPUs found, expected 8"
+    lastHeartbeatTime: "2026-12-01T10:00:00Z"
+    lastTransitionTime: "2026-12-01T10:00:00Z"
 diff:
   description: Owned labels, owned and validating taints, and gpurack annotations before and after.
   returned: when diff mode is on
@@ -138,10 +162,16 @@ diff:
 
 import json
 import traceback
+from datetime import datetime, timezone
 from types import ModuleType
 from typing import Any
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._node_condition import (
+    ConditionPlan,
+    conditions_from_node,
+    plan_condition,
+)
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._node_metadata import (
     PREFIX,
     desired_errors,
@@ -183,6 +213,7 @@ def main() -> None:
             "taints": {"type": "list", "elements": "dict", "default": []},
             "validation": {"type": "str", "choices": ["pass", "fail", "unknown"], "default": "unknown"},
             "validation_reason": {"type": "str", "default": ""},
+            "condition": {"type": "bool", "default": False},
             "retries": {"type": "int", "default": 5},
         },
         supports_check_mode=True,
@@ -256,14 +287,32 @@ def main() -> None:
         "taints": after.taints,
         "annotations": {k: v for k, v in sorted(after.annotations.items()) if k.startswith(PREFIX)},
     }
+    diff = {"before_header": f"node/{name}", "after_header": f"node/{name}"}
+    diff.update(before=steps.before, after=steps.after)
+    if p["condition"]:
+        status = _sync_condition(module, call, api, node)
+        result["changed"] = steps.changed or status.changed
+        result["condition"] = status.condition
+        diff.update(
+            before={**steps.before, "condition": status.before},
+            after={**steps.after, "condition": status.after},
+        )
     if module._diff:
-        result["diff"] = {
-            "before_header": f"node/{name}",
-            "after_header": f"node/{name}",
-            "before": steps.before,
-            "after": steps.after,
-        }
+        result["diff"] = diff
     module.exit_json(**result)
+
+
+def _sync_condition(module: AnsibleModule, call: Any, api: Any, node: dict[str, Any]) -> ConditionPlan:
+    """Plan GpurackValidated on the Node as read, and patch the status subresource unless check mode.
+
+    The patch carries only our condition: conditions merge by type, so the kubelet's stay.
+    """
+    p = module.params
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")  # noqa: UP017 - nodes' Python
+    status = plan_condition(conditions_from_node(node), p["validation"], p["validation_reason"], now)
+    if status.changed and not module.check_mode:
+        call("patch the status of", api.patch_node_status, status.patch)
+    return status
 
 
 if __name__ == "__main__":

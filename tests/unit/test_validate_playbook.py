@@ -20,12 +20,13 @@ REPO = Path(__file__).resolve().parents[2]
 H200 = FIXTURES / "hw" / "h200x1"
 
 
-def _validate(expect: dict[str, Any]) -> subprocess.CompletedProcess[str]:
+def _validate(expect: dict[str, Any], **more: Any) -> subprocess.CompletedProcess[str]:
     extra = {
         "gpurack_hosts": "localhost",
         "gpurack_facts_root": str(H200),
         "validation_update_node": False,
         "gpurack_expect": expect,
+        **more,
     }
     cmd = [
         str(Path(sys.executable).parent / "ansible-playbook"),
@@ -49,3 +50,15 @@ def test_a_failing_node_gets_a_reason_and_fails_last() -> None:
     assert "reason: 'gpu.count: 1 GPUs found, expected 2'" in out
     assert "verdict: fail" in out
     assert out.index("verdict: fail") < out.index("preflight FAIL on localhost")
+
+
+def test_a_failing_node_writes_its_verdicts_as_textfile_metrics(tmp_path: Path) -> None:
+    proc = _validate({"gpu": {"count": 2}}, validation_textfile_dir=str(tmp_path))
+    assert proc.returncode != 0
+    text = (tmp_path / "gpurack.prom").read_text()
+    assert 'gpurack_node_validated{node="localhost",pool=""} 0' in text
+    assert (
+        'gpurack_check_verdict{node="localhost",pool="",check="gpu.count",component="node",verdict="fail"} 1'
+        in text
+    )
+    assert 'gpurack_check_measured{node="localhost",pool="",check="gpu.count",component="node"} 1' in text

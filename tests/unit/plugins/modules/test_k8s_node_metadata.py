@@ -95,6 +95,16 @@ class FakeCoreV1Api:
         self.cluster.bump(name)
         return self._node(name)
 
+    def patch_node_status(self, name: str, body: dict[str, Any]) -> kubernetes.client.V1Node:
+        """A strategic merge patch of status.conditions, which merge by type."""
+        self.cluster.calls.append(("patch_status", name, copy.deepcopy(body)))
+        conditions = self.cluster.nodes[name].setdefault("status", {}).setdefault("conditions", [])
+        for new in body["status"]["conditions"]:
+            kept = [c for c in conditions if c["type"] != new["type"]]
+            conditions[:] = [*kept, copy.deepcopy(new)]
+        self.cluster.bump(name)
+        return self._node(name)
+
 
 @pytest.fixture
 def cluster(monkeypatch: pytest.MonkeyPatch) -> Cluster:
@@ -270,3 +280,93 @@ def test_k8s_node_metadata_without_kubernetes_client_says_so(
     result = _run(monkeypatch, capsys, labels=LABELS)
     assert result["failed"] is True
     assert "Failed to import the required Python library (kubernetes)" in result["msg"]
+
+
+READY = {
+    "type": "Ready",
+    "status": "True",
+    "reason": "KubeletReady",
+    "message": "kubelet is posting ready status",
+    "lastHeartbeatTime": "2026-01-01T00:00:00Z",
+    "lastTransitionTime": "2026-01-01T00:00:00Z",
+}
+
+
+def _condition(cluster: Cluster, kind: str = "GpurackValidated") -> dict[str, Any]:
+    [found] = [c for c in cluster.nodes["gpu01"]["status"]["conditions"] if c["type"] == kind]
+    return found
+
+
+def test_k8s_node_metadata_condition_follows_validation_and_is_idempotent(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], cluster: Cluster
+) -> None:
+    cluster.nodes["gpu01"]["status"] = {"conditions": [READY]}
+    reason = "gpu.count: 1 GPUs found, expected 8"
+    failed = _run(monkeypatch, capsys, validation="fail", validation_reason=reason, condition=True)
+    assert failed["changed"] is True
+    stored = _condition(cluster)
+    assert {k: stored[k] for k in ("status", "reason", "message")} == {
+        "status": "False",
+        "reason": "ChecksFailed",
+        "message": reason,
+    }
+    assert failed["condition"]["lastTransitionTime"] == stored["lastTransitionTime"]
+    # The kubelet's condition is untouched; the taint and the annotation are set as before.
+    assert _condition(cluster, "Ready") == READY
+    assert failed["annotations"] == {"gpurack.io/validation-failed": reason}
+    [(_, _, body)] = [c for c in cluster.calls if c[0] == "patch_status"]
+    assert [c["type"] for c in body["status"]["conditions"]] == ["GpurackValidated"]
+
+    cluster.calls.clear()
+    again = _run(monkeypatch, capsys, validation="fail", validation_reason=reason, condition=True)
+    assert again["changed"] is False
+    assert _kinds(cluster) == ["read"]
+    assert again["condition"]["lastHeartbeatTime"] == stored["lastHeartbeatTime"]
+
+    # A pass makes it True; the time moved, so the transition time is the new heartbeat's.
+    cluster.nodes["gpu01"]["status"]["conditions"] = [
+        READY,
+        {**stored, "lastTransitionTime": "2026-01-02T00:00:00Z", "lastHeartbeatTime": "2026-01-02T00:00:00Z"},
+    ]
+    passed = _run(monkeypatch, capsys, validation="pass", condition=True)
+    assert passed["changed"] is True
+    now = _condition(cluster)
+    assert (now["status"], now["reason"]) == ("True", "ChecksPassed")
+    assert now["lastTransitionTime"] == now["lastHeartbeatTime"] != "2026-01-02T00:00:00Z"
+    assert passed["taints"] == []
+    assert passed["annotations"] == {}
+
+
+def test_k8s_node_metadata_condition_check_mode_shows_it_and_writes_nothing(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], cluster: Cluster
+) -> None:
+    result = _run(
+        monkeypatch,
+        capsys,
+        validation="fail",
+        validation_reason="nvlink.count: 12 links, expected 18",
+        condition=True,
+        _ansible_check_mode=True,
+        _ansible_diff=True,
+    )
+    assert result["changed"] is True
+    assert _kinds(cluster) == ["read"]
+    assert "status" not in cluster.nodes["gpu01"]
+    assert result["diff"]["before"]["condition"] is None
+    assert result["diff"]["after"]["condition"] == {
+        "type": "GpurackValidated",
+        "status": "False",
+        "reason": "ChecksFailed",
+        "message": "nvlink.count: 12 links, expected 18",
+    }
+
+
+def test_k8s_node_metadata_condition_unknown_leaves_it(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], cluster: Cluster
+) -> None:
+    mine = {"type": "GpurackValidated", "status": "True", "reason": "ChecksPassed", "message": "ok"}
+    cluster.nodes["gpu01"]["status"] = {"conditions": [mine]}
+    result = _run(monkeypatch, capsys, condition=True)
+    assert result["changed"] is False
+    assert result["condition"] == mine
+    assert _kinds(cluster) == ["read"]
