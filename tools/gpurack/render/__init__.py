@@ -19,6 +19,7 @@ from gpurack.render.console import (
 )
 from gpurack.render.facts import facts_tables
 from gpurack.render.inventory import comparison, history_table, node_list, snapshot_view
+from gpurack.render.queue import queue_status
 from gpurack.render.results import results_markdown, results_table, sort_results
 from gpurack.render.run import capture_summary, run_recap, task_event
 from gpurack.render.verdicts import VERDICT_STYLE, verdict_text
@@ -36,6 +37,7 @@ __all__ = [
     "json_out",
     "node_list",
     "progress",
+    "queue_status",
     "results_markdown",
     "results_table",
     "run_recap",
