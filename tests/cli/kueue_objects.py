@@ -125,6 +125,7 @@ def workload(
     namespace: str,
     job: str,
     conditions: list[dict[str, Any]],
+    *,
     priority: int = 100,
     created: str = "2026-12-01T18:00:00Z",
     queue: str | None = None,
@@ -223,7 +224,7 @@ def finished(namespace: str, job: str) -> dict[str, Any]:
 
 
 def workloads() -> list[dict[str, Any]]:
-    """alpha: one admitted, one waiting for a GPU, one over capacity, one new; beta: preempted, two pod sets."""
+    """alpha: admitted, waiting for a GPU, over capacity, new; beta: preempted, two pod sets."""
     return [
         admitted("alpha", "train-1"),
         waiting("alpha", "train-2", UNUSED_GPU, priority=100, created="2026-12-01T18:02:00Z"),

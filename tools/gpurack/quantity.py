@@ -6,6 +6,7 @@ GPUs as integers, memory in GiB and CPU in cores.
 
 from __future__ import annotations
 
+import math
 import re
 from decimal import Decimal, InvalidOperation
 
@@ -46,6 +47,8 @@ def is_bytes(resource: str) -> bool:
 
 
 def _number(value: float, digits: int) -> str:
+    if not math.isfinite(value):
+        return str(value)
     if value == int(value):
         return str(int(value))
     return f"{value:.{digits}f}".rstrip("0").rstrip(".")

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from gpurack import prometheus
 from gpurack.quantity import human, parse_quantity
+from gpurack.queue import fetch as fetch_module
 from gpurack.queue.fetch import KueueObjects, fetch
 from gpurack.queue.model import (
     Blocker,
@@ -44,6 +45,7 @@ def pending_metrics(url: str) -> list[PendingMetric]:
 
 def load(kubeconfig: Path, prometheus_url: str | None = None) -> QueueStatus:
     """The queue status of the cluster of `kubeconfig`, with Prometheus's gauge when a URL is given."""
+    # Looked up at call time, so tests can stand in a fake cluster for `queue.fetch`.
     objects = fetch(kubeconfig)
     metrics = pending_metrics(prometheus_url) if prometheus_url else None
     return queue_status(objects.cluster_queues, objects.local_queues, objects.workloads, metrics)
@@ -62,6 +64,7 @@ __all__ = [
     "QueueStatus",
     "ResourceUse",
     "fetch",
+    "fetch_module",
     "human",
     "load",
     "parse_quantity",

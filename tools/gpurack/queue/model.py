@@ -101,7 +101,7 @@ class PendingWorkload:
     conditions: tuple[Condition, ...]  # those of WAIT_CONDITIONS present
     waiting_on: Condition | None  # the condition that says why
     blockers: tuple[Blocker, ...]
-    reason: str  # one line: the blockers, else Kueue's message, else the reason
+    reasons: tuple[str, ...]  # one line per blocker, else Kueue's message (or reason)
 
 
 @dataclass(frozen=True, slots=True)
@@ -310,18 +310,18 @@ def blocker_text(blocker: Blocker) -> str:
     return f"{where}: {human(blocker.resource, blocker.shortfall)} more needed{quota}"
 
 
-def _reason(
+def _reasons(
     conditions: Mapping[str, Condition], waiting: Condition | None, blockers: Sequence[Blocker]
-) -> str:
+) -> tuple[str, ...]:
     if blockers:
-        return "; ".join(blocker_text(b) for b in blockers)
+        return tuple(blocker_text(b) for b in blockers)
     if waiting is None:
-        return "not yet seen by Kueue's scheduler (no QuotaReserved condition)"
+        return ("not yet seen by Kueue's scheduler (no QuotaReserved condition)",)
     text = waiting.message or waiting.reason or f"{waiting.type} {waiting.status}"
     preempted = conditions.get("Preempted")
     if preempted is not None and preempted.status == "True" and preempted.reason:
-        return f"preempted ({preempted.reason}): {text}"
-    return text
+        return (f"preempted ({preempted.reason}): {text}",)
+    return (text,)
 
 
 def _owner(meta: Mapping[str, Any]) -> str | None:
@@ -361,7 +361,7 @@ def pending_workload(
         conditions=tuple(conditions[k] for k in WAIT_CONDITIONS if k in conditions),
         waiting_on=waiting,
         blockers=blockers,
-        reason=_reason(conditions, waiting, blockers),
+        reasons=_reasons(conditions, waiting, blockers),
     )
 
 

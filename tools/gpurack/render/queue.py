@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from gpurack.quantity import human
 from gpurack.render.console import stdout_console
@@ -15,6 +16,7 @@ from gpurack.render.shapes import (
     ConditionShape,
     LocalQueueShape,
     PendingMetricShape,
+    PendingWorkloadShape,
     QueueStatusShape,
 )
 from gpurack.render.text import cell, plural, table
@@ -82,23 +84,20 @@ def _usage(queues: Sequence[ClusterQueueShape]) -> Table:
 
 def _condition(condition: ConditionShape | None) -> str:
     if condition is None:
-        return "-"
+        return "no condition yet"
     return " ".join(part for part in (condition.type, condition.status, condition.reason) if part)
 
 
-def _pending(status: QueueStatusShape) -> Table:
-    columns = ("cluster queue", "workload", "priority", "condition", "why it waits")
-    out = table(f"{plural(len(status.pending), 'pending workload')}", *columns)
-    for wl in status.pending:
+def _pending(console: Console, workloads: Sequence[PendingWorkloadShape]) -> None:
+    """One line per workload (queue, owner, priority, Kueue's condition), then one per reason."""
+    console.print(Text(plural(len(workloads), "pending workload"), style="bold"))
+    for wl in workloads:
         priority = " ".join(str(p) for p in (wl.priority_class, wl.priority) if p is not None)
-        out.add_row(
-            cell(wl.cluster_queue),
-            f"{wl.namespace}/{wl.name}",
-            cell(priority),
-            _condition(wl.waiting_on),
-            wl.reason,
-        )
-    return out
+        facts = [f"queue {cell(wl.local_queue)} -> {cell(wl.cluster_queue)}"]
+        facts += [part for part in (wl.owner, f"priority {priority}" if priority else None) if part]
+        console.print(f"{wl.namespace}/{wl.name} ({', '.join(facts)}): {_condition(wl.waiting_on)}")
+        for reason in wl.reasons:
+            console.print(f"  - {reason}")
 
 
 def queue_status(status: QueueStatusShape) -> None:
@@ -110,6 +109,6 @@ def queue_status(status: QueueStatusShape) -> None:
         console.print(_queues(status))
         console.print(_usage(status.cluster_queues))
     if status.pending:
-        console.print(_pending(status))
+        _pending(console, status.pending)
     else:
         console.print("no pending workloads")
