@@ -18,6 +18,7 @@ from gpurack.render.console import (
     yaml_out,
 )
 from gpurack.render.facts import facts_tables
+from gpurack.render.homogeneity import outliers
 from gpurack.render.inventory import comparison, history_table, node_list, snapshot_view
 from gpurack.render.queue import queue_status
 from gpurack.render.results import results_markdown, results_table, sort_results
@@ -36,6 +37,7 @@ __all__ = [
     "interrupted",
     "json_out",
     "node_list",
+    "outliers",
     "progress",
     "queue_status",
     "results_markdown",
