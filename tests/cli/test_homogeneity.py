@@ -128,13 +128,16 @@ def test_homogeneity_reads_gpu_count_pcie_widths_rates_and_driver() -> None:
     report = homogeneity(_pool(nodes))
     assert [(o.host, o.attribute, o.value, o.majority) for o in report.outliers] == [
         ("gpu01", "gpu_count", "7", "8"),
-        ("gpu01", "gpu_pcie_widths", "7 at x16", "8 at x16"),
-        ("gpu02", "gpu_pcie_widths", "7 at x16, 1 at x8", "8 at x16"),
-        ("gpu03", "nic_pcie_widths", "11 at x16, 1 at x8", "12 at x16"),
-        ("gpu04", "rdma_port_rates", "200 Gb/s, 400 Gb/s", "400 Gb/s"),
+        ("gpu02", "gpu_pcie_widths", "x16, x8", "x16"),
+        ("gpu03", "nic_pcie_widths", "x16, x8", "x16"),
+        ("gpu04", "rdma_port_rates", "400 Gb/s, 200 Gb/s", "400 Gb/s"),
         ("gpu05", "driver", "575.57.08", "580.159.04"),
     ]
     assert all((o.peers_with_majority, o.peers) == (4, 4) for o in report.outliers)
+    assert (
+        report.outliers[1].sentence
+        == "gpu02: GPU PCIe link widths x16, x8; 4 of its 4 peers in pool h200 have x16"
+    )
 
 
 def test_homogeneity_leaves_out_unknown_values_and_unpooled_nodes() -> None:

@@ -80,14 +80,16 @@ def _number(value: Any) -> str:
     return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
 
 
-def _multiset(values: Sequence[Any], unit: str) -> str | None:
-    """`8 at x16`, `7 at x16, 1 at x8` (most common first); None when any is unknown."""
+def _distinct(values: Sequence[Any], unit: str) -> str | None:
+    """The distinct values, highest first (`x16, x8`); `none` for no values, None when any is unknown.
+
+    Distinct values, not counts: a missing GPU or a port down already shows in its count, and
+    should not be flagged a second time here.
+    """
     if any(v is None for v in values):
         return None
-    if not values:
-        return "none"
-    shown = [_number(v) for v in values]
-    return ", ".join(f"{n} at {unit.format(v)}" for v, n in sorted(Counter(shown).items(), key=_by_count))
+    ordered = sorted(set(values), key=lambda v: -float(v))
+    return ", ".join(unit.format(_number(v)) for v in ordered) or "none"
 
 
 def _by_count(item: tuple[str, int]) -> tuple[int, str]:
@@ -107,28 +109,24 @@ def _port_count(view: SnapshotView) -> str | None:
 
 
 def _port_rates(view: SnapshotView) -> str | None:
-    """The distinct rates of the active ports: a port down shows in the count, a slow one here."""
     if "gpurack_nic" not in view.facts:
         return None
-    rates = {n.rate_gbps for n in _active_ports(view)}
-    if None in rates:
-        return None
-    return ", ".join(f"{_number(r)} Gb/s" for r in sorted(r for r in rates if r is not None)) or "none"
+    return _distinct([n.rate_gbps for n in _active_ports(view)], "{} Gb/s")
 
 
 def _gpu_widths(view: SnapshotView) -> str | None:
     if not view.state.gpus:
         return None
-    return _multiset([g.pcie_width_current for g in view.state.gpus], "x{}")
+    return _distinct([g.pcie_width_current for g in view.state.gpus], "x{}")
 
 
 def _nic_widths(view: SnapshotView) -> str | None:
-    """The current link width of each RDMA NIC function in `gpurack_pci`."""
+    """The current link widths of the RDMA NIC functions in `gpurack_pci`."""
     pci = PciFactsView.of(view.facts)
     if pci is None or pci.field("available") is False:
         return None
     rdma = [d for d in pci.devices() if d.is_rdma()]
-    return _multiset([d.field("link.sta_width") for d in rdma], "x{}")
+    return _distinct([d.field("link.sta_width") for d in rdma], "x{}")
 
 
 def _driver(view: SnapshotView) -> str | None:
