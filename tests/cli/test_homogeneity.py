@@ -13,6 +13,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._pci_facts import parse_lspci_vvv
 from conftest import PUBLIC
@@ -20,6 +21,7 @@ from gpurack import hoststate
 from gpurack.cli import main
 from gpurack.errors import ExitCode
 from gpurack.inventory import NodeRecord, RunRecord, SnapshotView, homogeneity, open_store
+from gpurack.report import SCHEMA_PATH
 from inventory_helpers import hgx_facts, result
 
 LSPCI_HGX = PUBLIC / "lspci-vvv.hgx-h100"
@@ -245,3 +247,38 @@ def test_cli_outliers_unknown_pool_exits_64(capsys: pytest.CaptureFixture[str], 
     code, _, err = _run(capsys, "inventory", "outliers", "--db", db_url, "--pool", "nope")
     assert code == ExitCode.USAGE
     assert err == "gpurack: no node recorded in pool 'nope' (pools: h200, solo)\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# in the run report
+
+
+def test_report_of_a_run_names_its_pool_outliers(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    url = str(tmp_path / "report.db")
+    nodes: dict[str, tuple[str | None, dict[str, Any]]] = {
+        f"gpu0{i}": ("h200", node_facts()) for i in range(1, 4)
+    }
+    port_down(nodes["gpu02"][1])
+    _record(url, nodes)
+    out_dir = tmp_path / "report"
+    code, _, err = _run(capsys, "report", "latest", "--db", url, "--output", str(out_dir))
+    assert (code, err) == (ExitCode.OK, "")
+    doc = json.loads((out_dir / "report.json").read_text())
+    jsonschema.validate(doc, json.loads(SCHEMA_PATH.read_text()))
+    sentence = "gpu02: active RDMA ports 7; 2 of its 2 peers in pool h200 have 8"
+    assert [o["sentence"] for o in doc["homogeneity"]["outliers"]] == [sentence]
+    assert doc["homogeneity"]["splits"] == []
+    assert f"## Pool homogeneity\n\n- {sentence}\n" in (out_dir / "report.md").read_text()
+    assert f"<li>{sentence}</li>" in (out_dir / "report.html").read_text()
+
+
+def test_report_of_a_homogeneous_run_has_no_pool_section(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    url = str(tmp_path / "report.db")
+    _record(url, {f"gpu0{i}": ("h200", node_facts()) for i in range(1, 4)})
+    out_dir = tmp_path / "report"
+    assert _run(capsys, "report", "latest", "--db", url, "--output", str(out_dir))[0] == ExitCode.OK
+    assert json.loads((out_dir / "report.json").read_text())["homogeneity"] == {"outliers": [], "splits": []}
+    assert "Pool homogeneity" not in (out_dir / "report.md").read_text()
+    assert "Pool homogeneity" not in (out_dir / "report.html").read_text()
