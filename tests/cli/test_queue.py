@@ -494,3 +494,13 @@ def test_cli_queue_missing_inventory_exits_64(capsys: pytest.CaptureFixture[str]
     code, _, err = _run(capsys, "queue", "-i", str(tmp_path / "nope"))
     assert code == ExitCode.USAGE
     assert "inventory not found" in err
+
+
+def test_cli_queue_inventory_without_hosts_exits_64(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "hosts.yml").write_text("all: {}\n")
+    code, _, err = _run(capsys, "queue", "-i", str(tmp_path / "empty" / "hosts.yml"))
+    assert code == ExitCode.USAGE
+    assert err.endswith("has no hosts: ansible could not read gpurack_kubeconfig from it\n")

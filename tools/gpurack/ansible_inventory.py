@@ -16,7 +16,7 @@ def inventory_variable(inventory: Path, name: str) -> Any:
     """The value of `name` for the first host (in sorted order) that has it, templated; None if none.
 
     Raises:
-        UsageError: the inventory cannot be parsed, or the value cannot be templated.
+        UsageError: the inventory cannot be parsed or has no hosts, or the value cannot be templated.
     """
     # Imported here: loading ansible costs most of a second, and only `-i` needs it.
     from ansible.errors import AnsibleError  # noqa: PLC0415
@@ -29,7 +29,10 @@ def inventory_variable(inventory: Path, name: str) -> Any:
     try:
         manager = InventoryManager(loader=loader, sources=[str(inventory)])
         variables = VariableManager(loader=loader, inventory=manager)
-        for host in sorted(manager.get_hosts(), key=lambda h: h.name):
+        hosts = manager.get_hosts()
+        if not hosts:
+            raise UsageError(f"inventory {inventory} has no hosts: ansible could not read {name} from it")
+        for host in sorted(hosts, key=lambda h: h.name):
             hostvars = variables.get_vars(host=host)
             if name in hostvars:
                 return Templar(loader=loader, variables=hostvars).template(hostvars[name])
