@@ -145,7 +145,7 @@ def test_homogeneity_reads_gpu_count_pcie_widths_rates_and_driver() -> None:
 def test_homogeneity_leaves_out_unknown_values_and_unpooled_nodes() -> None:
     nodes = {f"gpu0{i}": node_facts() for i in range(1, 4)}
     del nodes["gpu03"]["gpurack_pci"]
-    del nodes["gpu03"]["gpurack_nic"]
+    nodes["gpu03"]["gpurack_nic"] = {"available": False, "reason": "no /sys/class/infiniband", "rdma": []}
     views = [*_pool(nodes), _view("spare", None, port_down(node_facts()))]
     report = homogeneity(views)
     assert (report.outliers, report.splits, report.unpooled) == ((), (), ("spare",))

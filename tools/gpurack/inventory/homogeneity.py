@@ -21,6 +21,7 @@ from typing import Any
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._pci_facts import PciFactsView
 
+from gpurack.hoststate import NicState
 from gpurack.records import SnapshotView
 
 ACTIVE = "ACTIVE"
@@ -96,20 +97,26 @@ def _by_count(item: tuple[str, int]) -> tuple[int, str]:
     return (-item[1], item[0])
 
 
-def _active_ports(view: SnapshotView) -> list[Any]:
+def _known(view: SnapshotView, fact: str) -> bool:
+    """Whether the snapshot holds `fact` as gathered (a fact that was not available is unknown)."""
+    value = view.facts.get(fact)
+    return isinstance(value, Mapping) and value.get("available") is not False
+
+
+def _active_ports(view: SnapshotView) -> list[NicState]:
     return [n for n in view.state.nics if (n.state or "").upper() == ACTIVE]
 
 
 def _gpu_count(view: SnapshotView) -> str | None:
-    return str(len(view.state.gpus)) if "gpurack_gpu" in view.facts else None
+    return str(len(view.state.gpus)) if _known(view, "gpurack_gpu") else None
 
 
 def _port_count(view: SnapshotView) -> str | None:
-    return str(len(_active_ports(view))) if "gpurack_nic" in view.facts else None
+    return str(len(_active_ports(view))) if _known(view, "gpurack_nic") else None
 
 
 def _port_rates(view: SnapshotView) -> str | None:
-    if "gpurack_nic" not in view.facts:
+    if not _known(view, "gpurack_nic"):
         return None
     return _distinct([n.rate_gbps for n in _active_ports(view)], "{} Gb/s")
 
@@ -123,7 +130,7 @@ def _gpu_widths(view: SnapshotView) -> str | None:
 def _nic_widths(view: SnapshotView) -> str | None:
     """The current link widths of the RDMA NIC functions in `gpurack_pci`."""
     pci = PciFactsView.of(view.facts)
-    if pci is None or pci.field("available") is False:
+    if pci is None or not _known(view, "gpurack_pci"):
         return None
     rdma = [d for d in pci.devices() if d.is_rdma()]
     return _distinct([d.field("link.sta_width") for d in rdma], "x{}")
