@@ -72,7 +72,7 @@ def test_help_opens_with_what_gpurack_does_the_common_commands_and_exit_codes() 
 
 def test_help_lists_every_built_in_verb() -> None:
     text = cli.build_parser().format_help()
-    for verb in ("capture", "facts", "validate", "run", "inventory", "report", "platform", "lab"):
+    for verb in ("capture", "facts", "validate", "run", "inventory", "queue", "report", "platform", "lab"):
         assert f"\n    {verb}" in text
 
 

@@ -24,6 +24,7 @@ common commands:
   gpurack capture --output DIR              record this machine into a capture bundle
   gpurack run site -i INVENTORY             prepare, join and validate the inventory's servers
   gpurack inventory list                    every node seen, with its latest verdict
+  gpurack queue -i INVENTORY                each team's Kueue queues, and why jobs wait
   gpurack report latest                     the latest run as Markdown, HTML and JSON
 """
 

@@ -3,8 +3,8 @@
 For `gpurack queue` and the lab's tests: which nodes validation admitted
 (`gpurack_node_validated`) and which checks fail (`gpurack_check_verdict{verdict="fail"} == 1`),
 as Prometheus holds them. The metric names are the collection's (module_utils/_metrics.py).
-An unreachable server, an HTTP error or an answer that is not a vector raises
-NotAssessedError (exit 2), naming the URL.
+A URL that is not http(s) raises UsageError (exit 64); an unreachable server, an HTTP error or
+an answer that is not a vector raises NotAssessedError (exit 2), naming the URL.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._metrics import CHECK_VERDICT, NODE_VALIDATED
 
-from gpurack.errors import NotAssessedError
+from gpurack.errors import NotAssessedError, UsageError
 
 DEFAULT_TIMEOUT_S = 10.0
 
@@ -74,8 +74,12 @@ def query(base_url: str, promql: str, timeout: float = DEFAULT_TIMEOUT_S) -> lis
     """An instant query's vector, e.g. `query("http://cp1:9090", "gpurack_node_validated")`.
 
     Raises:
+        UsageError: `base_url` is not an http(s) URL.
         NotAssessedError: unreachable, an HTTP error, `status` not success, or not a vector.
     """
+    parsed = urllib.parse.urlsplit(base_url)
+    if parsed.scheme not in ("http", "https") or not parsed.netloc:
+        raise UsageError(f"not a Prometheus URL: {base_url!r} (expected http://HOST:PORT)")
     url = f"{base_url.rstrip('/')}/api/v1/query?{urllib.parse.urlencode({'query': promql})}"
     answer = _get(url, timeout)
     if not isinstance(answer, dict) or answer.get("status") != "success":

@@ -15,7 +15,17 @@ from typing import Any, Protocol, TypeAlias
 
 ENTRY_POINT_GROUP = "gpurack.commands"
 # In the order `gpurack --help` lists them.
-BUILTIN: tuple[str, ...] = ("capture", "facts", "validate", "run", "inventory", "report", "platform", "lab")
+BUILTIN: tuple[str, ...] = (
+    "capture",
+    "facts",
+    "validate",
+    "run",
+    "inventory",
+    "queue",
+    "report",
+    "platform",
+    "lab",
+)
 
 # A string: argparse's action class is not subscriptable at run time.
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"

@@ -1,4 +1,4 @@
-"""`gpurack inventory list | show | history | diff | export`: read the node inventory."""
+"""`gpurack inventory list | show | history | diff | outliers | export`: read the node inventory."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from typing import Any
 
 from gpurack import outfile, render
 from gpurack.commands import Subparsers
-from gpurack.errors import ExitCode
-from gpurack.inventory import Comparison, SnapshotView, Store, open_store
+from gpurack.errors import ExitCode, UsageError
+from gpurack.inventory import Comparison, Homogeneity, SnapshotView, Store, homogeneity, open_store
 
 
 def register(subparsers: Subparsers) -> None:
@@ -48,6 +48,12 @@ def register(subparsers: Subparsers) -> None:
     )
     diff.add_argument("--to", dest="to_run", type=int, metavar="RUN", help="newer run (default: the latest)")
     diff.set_defaults(handler=handle_diff)
+
+    outliers = verbs.add_parser(
+        "outliers", parents=[common], help="nodes that differ from most of their pool (exit 1 if any)"
+    )
+    outliers.add_argument("--pool", metavar="POOL", help="only this pool (default: every pool)")
+    outliers.set_defaults(handler=handle_outliers)
 
     export = verbs.add_parser("export", parents=[common], help="every node's latest snapshot as JSON or CSV")
     export.add_argument("--format", choices=("json", "csv"), default="json")
@@ -133,6 +139,30 @@ def handle_diff(args: argparse.Namespace) -> int:
     else:
         render.comparison(comparison)
     return ExitCode.OK
+
+
+def homogeneity_json(report: Homogeneity) -> dict[str, Any]:
+    """The machine form of `gpurack inventory outliers --json`."""
+    return {
+        "pools": [asdict(p) for p in report.pools],
+        "unpooled": list(report.unpooled),
+        "outliers": len(report.outliers),
+    }
+
+
+def handle_outliers(args: argparse.Namespace) -> int:
+    """Run `gpurack inventory outliers`: exit 1 when a node differs from most of its pool."""
+    with _store(args) as store:
+        views = store.latest_snapshots(args.pool)
+        if args.pool is not None and not views:
+            pools = sorted({n.pool for n in store.list_nodes() if n.pool})
+            raise UsageError(f"no node recorded in pool {args.pool!r} (pools: {', '.join(pools) or 'none'})")
+    report = homogeneity(views)
+    if args.json:
+        render.json_out(homogeneity_json(report))
+    else:
+        render.outliers(report)
+    return ExitCode.FAILED if report.outliers else ExitCode.OK
 
 
 def handle_export(args: argparse.Namespace) -> int:

@@ -149,6 +149,27 @@ class Repository:
             snap = session.get_one(Snapshot, snapshot_id, options=[selectinload(Snapshot.checks)])
             return _snapshot_view(snap.node, snap, load_states(session, [snap.id])[snap.id])
 
+    def latest_snapshots(self, pool: str | None = None) -> list[SnapshotView]:
+        """The latest snapshot of every node (of `pool` when given), by host name."""
+        latest = (
+            select(Snapshot.node_id, func.max(Snapshot.run_id).label("run_id"))
+            .group_by(Snapshot.node_id)
+            .subquery()
+        )
+        query = (
+            select(Node, Snapshot)
+            .join(latest, latest.c.node_id == Node.id)
+            .join(Snapshot, and_(Snapshot.node_id == Node.id, Snapshot.run_id == latest.c.run_id))
+            .options(selectinload(Snapshot.checks), selectinload(Snapshot.run))
+            .order_by(Node.host)
+        )
+        if pool is not None:
+            query = query.where(Node.pool == pool)
+        with self.database.reading() as session:
+            rows = [(node, snap) for node, snap in session.execute(query)]
+            states = load_states(session, [snap.id for _, snap in rows])
+            return [_snapshot_view(node, snap, states[snap.id]) for node, snap in rows]
+
     def states(self, snapshot_ids: Sequence[int]) -> dict[int, HostState]:
         """The comparable state of each snapshot, by snapshot id."""
         with self.database.reading() as session:

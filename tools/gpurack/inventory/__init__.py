@@ -8,6 +8,7 @@ returns (`RunRecord`, `NodeRecord`, `SnapshotView`, `RunView`, ...) are those of
 from __future__ import annotations
 
 from gpurack.inventory.export import CSV_FIELDS
+from gpurack.inventory.homogeneity import Homogeneity, Outlier, PoolHomogeneity, Split, homogeneity
 from gpurack.inventory.store import ExportFormat, Store, check_database, open_store, snapshot_verdict
 from gpurack.records import (
     Comparison,
@@ -25,14 +26,19 @@ __all__ = [
     "Comparison",
     "ExportFormat",
     "HistoryEntry",
+    "Homogeneity",
     "NodeRecord",
     "NodeSummary",
+    "Outlier",
+    "PoolHomogeneity",
     "RunKind",
     "RunRecord",
     "RunView",
     "SnapshotView",
+    "Split",
     "Store",
     "check_database",
+    "homogeneity",
     "open_store",
     "snapshot_verdict",
 ]

@@ -134,6 +134,10 @@ class Store:
         """
         return self._repo.run(run_id)
 
+    def latest_snapshots(self, pool: str | None = None) -> list[SnapshotView]:
+        """The latest snapshot of every node, or of the nodes of `pool`, by host name."""
+        return self._repo.latest_snapshots(pool)
+
     def compare(self, host: str, from_run: int | None = None, to_run: int | None = None) -> Comparison:
         """What changed on `host` between two runs (default: its last two snapshots).
 

@@ -18,7 +18,9 @@ from gpurack.render.console import (
     yaml_out,
 )
 from gpurack.render.facts import facts_tables
+from gpurack.render.homogeneity import outliers
 from gpurack.render.inventory import comparison, history_table, node_list, snapshot_view
+from gpurack.render.queue import queue_status
 from gpurack.render.results import results_markdown, results_table, sort_results
 from gpurack.render.run import capture_summary, run_recap, task_event
 from gpurack.render.verdicts import VERDICT_STYLE, verdict_text
@@ -35,7 +37,9 @@ __all__ = [
     "interrupted",
     "json_out",
     "node_list",
+    "outliers",
     "progress",
+    "queue_status",
     "results_markdown",
     "results_table",
     "run_recap",

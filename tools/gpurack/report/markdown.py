@@ -50,8 +50,18 @@ def markdown(doc: Mapping[str, Any]) -> str:
     if doc["nodes"]:
         header = ("node", "verdict", "pool", "GPUs", "driver", "fail", "warn")
         out.append(_table(header, (_node_row(n) for n in doc["nodes"])))
+    out.append(_homogeneity(doc.get("homogeneity") or {}))
     out.extend(_node(n) for n in doc["nodes"])
     return "".join(out)
+
+
+def _homogeneity(found: Mapping[str, Any]) -> str:
+    """`## Pool homogeneity`: one line per outlier and per split; nothing when the pools agree."""
+    items = [*found.get("outliers", []), *found.get("splits", [])]
+    if not items:
+        return ""
+    lines = "".join(f"- {escape(item['sentence'])}\n" for item in items)
+    return f"## Pool homogeneity\n\n{lines}\n"
 
 
 def _node_row(node: Mapping[str, Any]) -> list[str]:

@@ -8,6 +8,7 @@ and checks are listed most significant verdict first, in `_results.VERDICT_ORDER
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import asdict
 from typing import Any
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import (
@@ -21,7 +22,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import 
 
 from gpurack import __version__
 from gpurack.hoststate import GpuState
-from gpurack.inventory import RunView, SnapshotView
+from gpurack.inventory import RunView, SnapshotView, homogeneity
 from gpurack.report.catalogue import check_info
 from gpurack.report.findings import group
 
@@ -51,6 +52,24 @@ def build(view: RunView) -> dict[str, Any]:
         },
         "summary": summary(nodes),
         "nodes": nodes,
+        "homogeneity": homogeneity_entry(view.nodes),
+    }
+
+
+def homogeneity_entry(views: Sequence[SnapshotView]) -> dict[str, Any]:
+    """The run's nodes that differ from most of their pool, and the pools without a majority."""
+    found = homogeneity(views)
+    return {
+        "outliers": [asdict(o) for o in found.outliers],
+        "splits": [
+            {
+                "pool": s.pool,
+                "attribute": s.attribute,
+                "values": [{"value": value, "hosts": list(hosts)} for value, hosts in s.values],
+                "sentence": s.sentence,
+            }
+            for s in found.splits
+        ],
     }
 
 
