@@ -287,7 +287,7 @@ def main() -> None:
         "taints": after.taints,
         "annotations": {k: v for k, v in sorted(after.annotations.items()) if k.startswith(PREFIX)},
     }
-    diff = {"before_header": f"node/{name}", "after_header": f"node/{name}"}
+    diff: dict[str, Any] = {"before_header": f"node/{name}", "after_header": f"node/{name}"}
     diff.update(before=steps.before, after=steps.after)
     if p["condition"]:
         status = _sync_condition(module, call, api, node)
@@ -308,7 +308,7 @@ def _sync_condition(module: AnsibleModule, call: Any, api: Any, node: dict[str, 
     The patch carries only our condition: conditions merge by type, so the kubelet's stay.
     """
     p = module.params
-    now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")  # noqa: UP017 - nodes' Python
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")  # noqa: UP017 - modules keep 3.9 syntax
     status = plan_condition(conditions_from_node(node), p["validation"], p["validation_reason"], now)
     if status.changed and not module.check_mode:
         call("patch the status of", api.patch_node_status, status.patch)
