@@ -68,7 +68,9 @@ def test_render_is_deterministic(capsys: pytest.CaptureFixture[str], tmp_path: P
     for name in ("a", "b"):
         assert invoke(capsys, "platform", "render", "-i", EXAMPLE, "-o", tmp_path / name).code == 0
     for name in ("kueue.yaml", "tenancy.yaml"):
-        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+        text = (tmp_path / "a" / name).read_text()
+        assert text == (tmp_path / "b" / name).read_text()
+        assert "&id" not in text and "*id" not in text  # each object whole, no YAML anchors
 
 
 def test_render_refuses_a_non_empty_folder_without_force(

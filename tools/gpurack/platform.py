@@ -43,6 +43,15 @@ SITE_VARS = (
     "gpurack_priority_classes",
     "gpurack_object_store",
 )
+
+
+class _Dumper(yaml.SafeDumper):
+    """Block YAML without anchors: a reviewer reads each object whole."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
 HEADER = "# gpurack platform render: the {section} objects, in the order to apply them\n"
 
 
@@ -135,8 +144,8 @@ def render(
     files = []
     for section, objects in built.items():
         path = output / f"{section}.yaml"
-        text = HEADER.format(section=section) + yaml.safe_dump_all(
-            objects, sort_keys=False, explicit_start=True, default_flow_style=False
+        text = HEADER.format(section=section) + yaml.dump_all(
+            objects, Dumper=_Dumper, sort_keys=False, explicit_start=True, default_flow_style=False
         )
         outfile.write_text(path, text, replace=force)
         files.append((path, len(objects)))

@@ -6,6 +6,7 @@ and the object store)."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform import quantity
@@ -71,7 +72,7 @@ def namespace(team: Team) -> dict[str, Any]:
 
 def role(team: Team) -> dict[str, Any]:
     meta = metadata(ROLE_NAME, team.name, **team_labels(team.name))
-    return obj("rbac.authorization.k8s.io/v1", "Role", meta, rules=[dict(r) for r in ROLE_RULES])
+    return obj("rbac.authorization.k8s.io/v1", "Role", meta, rules=copy.deepcopy(list(ROLE_RULES)))
 
 
 def role_binding(team: Team) -> dict[str, Any]:
