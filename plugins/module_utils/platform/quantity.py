@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 _QUANTITY = re.compile(
-    r"^(?P<num>[0-9]+(\.[0-9]*)?|\.[0-9]+)(?P<suffix>[numkMGTPE]|[KMGTPE]i|[eE][+-]?[0-9]+)?$"
+    r"^(?P<sign>[+-])?(?P<num>[0-9]+(\.[0-9]*)?|\.[0-9]+)(?P<suffix>[numkMGTPE]|[KMGTPE]i|[eE][+-]?[0-9]+)?$"
 )
 _DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
 _BINARY = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
@@ -42,6 +42,20 @@ class Quantity:
 ZERO = Quantity(Fraction(0))
 
 
+def _scan(text: str) -> tuple[Fraction, bool] | None:
+    """The signed value of quantity text and whether it used a binary suffix; None when unreadable."""
+    match = _QUANTITY.match(text.strip())
+    if match is None:
+        return None
+    number = Fraction(match["num"]) * (-1 if match["sign"] == "-" else 1)
+    suffix = match["suffix"] or ""
+    if suffix in _BINARY:
+        return number * 2 ** _BINARY[suffix], True
+    if suffix in _DECIMAL:
+        return number * Fraction(10) ** _DECIMAL[suffix], False
+    return number * Fraction(10) ** int(suffix[1:]), False
+
+
 def parse(raw: object) -> Quantity:
     """A quantity from a string or a non-negative int ("64", "500m", "512Gi", 8).
 
@@ -50,18 +64,19 @@ def parse(raw: object) -> Quantity:
     """
     if isinstance(raw, bool) or not isinstance(raw, (str, int)):
         raise QuantityError(f"{raw!r} is not a quantity (a number or a string such as '64', '500m', '512Gi')")
-    match = _QUANTITY.match(str(raw).strip())
-    if match is None:
+    text = str(raw).strip()
+    scanned = None if text.startswith(("+", "-")) else _scan(text)
+    if scanned is None:
         raise QuantityError(
             f"{raw!r} is not a non-negative Kubernetes quantity (such as '64', '500m', '512Gi')"
         )
-    number = Fraction(match["num"])
-    suffix = match["suffix"] or ""
-    if suffix in _BINARY:
-        return Quantity(number * 2 ** _BINARY[suffix], binary=True)
-    if suffix in _DECIMAL:
-        return Quantity(number * Fraction(10) ** _DECIMAL[suffix])
-    return Quantity(number * Fraction(10) ** int(suffix[1:]))
+    return Quantity(*scanned)
+
+
+def signed(text: str) -> Fraction | None:
+    """The value of quantity text as the API reports it (a sign allowed); None when unreadable."""
+    scanned = _scan(text)
+    return None if scanned is None else scanned[0]
 
 
 def canonical(quantity: Quantity) -> str:
