@@ -1,41 +1,107 @@
-"""Read one variable of an Ansible inventory as its hosts see it, without running a play.
+"""An Ansible inventory read as ansible-playbook reads it, without running a play.
 
-`gpurack queue -i INVENTORY` takes `gpurack_kubeconfig` from here: ansible's own
-InventoryManager and VariableManager, so group_vars/ and host_vars/ beside the inventory count.
+ansible's own InventoryManager and VariableManager, so group_vars/ and host_vars/ beside the
+inventory count. `gpurack queue -i` takes one variable from here (`gpurack_kubeconfig`), and
+`gpurack platform render` its hosts' and the implicit localhost's variables.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from gpurack.errors import UsageError
 
 
-def inventory_variable(inventory: Path, name: str) -> Any:
-    """The value of `name` for the first host (in sorted order) that has it, templated; None if none.
+class Inventory:
+    """One inventory, loaded once; each method templates what it returns as plain JSON data.
 
-    Raises:
-        UsageError: the inventory cannot be parsed or has no hosts, or the value cannot be templated.
+    Raises (each method): UsageError naming the inventory when ansible cannot read or template it.
     """
-    # Imported here: loading ansible costs most of a second, and only `-i` needs it.
-    from ansible.errors import AnsibleError  # noqa: PLC0415
-    from ansible.inventory.manager import InventoryManager  # noqa: PLC0415
-    from ansible.parsing.dataloader import DataLoader  # noqa: PLC0415
-    from ansible.template import Templar  # noqa: PLC0415
-    from ansible.vars.manager import VariableManager  # noqa: PLC0415
 
-    loader = DataLoader()
+    def __init__(self, path: Path) -> None:
+        # Imported on use: ansible-core takes most of a second to load and only `-i` needs it.
+        from ansible.errors import AnsibleError  # noqa: PLC0415
+        from ansible.inventory.manager import InventoryManager  # noqa: PLC0415
+        from ansible.parsing.dataloader import DataLoader  # noqa: PLC0415
+        from ansible.vars.manager import VariableManager  # noqa: PLC0415
+
+        self.path = path
+        self._error = AnsibleError
+        self._loader = DataLoader()
+        with self._reading(), _quiet_inventory():
+            self._manager = InventoryManager(loader=self._loader, sources=[str(path)])
+        self._variables = VariableManager(loader=self._loader, inventory=self._manager)
+
+    def hosts(self, pattern: str = "all") -> list[str]:
+        """The names of the hosts matching `pattern`, in the inventory's order."""
+        with self._reading(), _quiet_inventory():
+            return [h.name for h in self._manager.get_hosts(pattern)]
+
+    def host_vars(self, name: str, keys: Sequence[str] | None = None) -> dict[str, Any]:
+        """Host `name`'s variables (only `keys` where given, those that are set), templated."""
+        return self._templated(self._manager.get_host(name), keys)
+
+    def localhost_vars(self, keys: Sequence[str] | None = None) -> dict[str, Any]:
+        """The implicit localhost's variables (the site-wide ones a controller play sees), templated."""
+        localhost = self._manager.localhost or self._manager.get_host("localhost")
+        return self._templated(localhost, keys)
+
+    def variable(self, name: str) -> Any:
+        """The value of `name` for the first host (in sorted order) that has it, templated; None if none.
+
+        Raises:
+            UsageError: the inventory has no hosts, or the value cannot be templated.
+        """
+        names = sorted(self.hosts())
+        if not names:
+            raise UsageError(f"inventory {self.path} has no hosts: ansible could not read {name} from it")
+        for host in names:
+            found = self.host_vars(host, (name,))
+            if name in found:
+                return found[name]
+        return None
+
+    def _templated(self, host: Any, keys: Sequence[str] | None) -> dict[str, Any]:
+        from ansible.template import Templar  # noqa: PLC0415
+
+        with self._reading():
+            found = self._variables.get_vars(host=host)
+            templar = Templar(loader=self._loader, variables=found)
+            wanted = list(found) if keys is None else [key for key in keys if key in found]
+            return {key: json.loads(json.dumps(templar.template(found[key]))) for key in wanted}
+
+    @contextmanager
+    def _reading(self) -> Iterator[None]:
+        try:
+            yield
+        except self._error as exc:
+            raise UsageError(f"{self.path}: {exc.message}") from None
+
+
+def inventory_variable(inventory: Path, name: str) -> Any:
+    """The value of `name` in `inventory` (see `Inventory.variable`)."""
+    return Inventory(inventory).variable(name)
+
+
+@contextmanager
+def _quiet_inventory() -> Iterator[None]:
+    """Ansible's settings for reading an inventory, less the warnings for what matched nothing.
+
+    An inventory without hosts, or none that match, is our own one-line error instead of
+    Ansible's warnings and ours (a file that does not parse still gets Ansible's warning).
+    """
+    import ansible.constants as C  # noqa: PLC0415, N812
+
+    settings = {"INVENTORY_UNPARSED_WARNING": False, "HOST_PATTERN_MISMATCH": "ignore"}
+    saved = {key: getattr(C, key) for key in settings}
+    for key, value in settings.items():
+        setattr(C, key, value)
     try:
-        manager = InventoryManager(loader=loader, sources=[str(inventory)])
-        variables = VariableManager(loader=loader, inventory=manager)
-        hosts = manager.get_hosts()
-        if not hosts:
-            raise UsageError(f"inventory {inventory} has no hosts: ansible could not read {name} from it")
-        for host in sorted(hosts, key=lambda h: h.name):
-            hostvars = variables.get_vars(host=host)
-            if name in hostvars:
-                return Templar(loader=loader, variables=hostvars).template(hostvars[name])
-    except AnsibleError as exc:
-        raise UsageError(f"cannot read {name} from inventory {inventory}: {exc}") from exc
-    return None
+        yield
+    finally:
+        for key, value in saved.items():
+            setattr(C, key, value)

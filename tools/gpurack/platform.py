@@ -8,9 +8,7 @@ platform_objects module gives the roles.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,7 +28,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.site im
     site_from_hostvars,
 )
 
-from gpurack import outfile
+from gpurack import ansible_inventory, outfile
 from gpurack.errors import UsageError
 
 DEFAULT_HOSTS = "gpu_nodes"
@@ -69,62 +67,15 @@ def load_site(inventory: Path, hosts: str = DEFAULT_HOSTS) -> Site:
     Raises:
         UsageError: no host matches, a variable cannot be templated, or the site is invalid.
     """
-    # Imported on use: ansible-core takes a while to load and only this verb needs it.
-    from ansible.errors import AnsibleError  # noqa: PLC0415
-    from ansible.inventory.manager import InventoryManager  # noqa: PLC0415
-    from ansible.parsing.dataloader import DataLoader  # noqa: PLC0415
-    from ansible.vars.manager import VariableManager  # noqa: PLC0415
-
-    loader = DataLoader()
-    try:
-        with _quiet_inventory():
-            manager = InventoryManager(loader=loader, sources=[str(inventory)])
-            names = [h.name for h in manager.get_hosts(hosts)]
-    except AnsibleError as exc:
-        raise UsageError(f"{inventory}: {exc.message}") from None
-    variables = VariableManager(loader=loader, inventory=manager)
+    read = ansible_inventory.Inventory(inventory)
+    names = read.hosts(hosts)
     if not names:
         raise UsageError(f"no hosts of {inventory} match {hosts!r}")
-    localhost = manager.localhost or manager.get_host("localhost")
+    hostvars = {name: read.host_vars(name, HOST_VARS) for name in names}
     try:
-        hostvars = {
-            name: _vars(loader, variables.get_vars(host=manager.get_host(name)), HOST_VARS) for name in names
-        }
-        site_vars = _vars(loader, variables.get_vars(host=localhost), SITE_VARS)
-    except AnsibleError as exc:
-        raise UsageError(f"{inventory}: {exc.message}") from None
-    try:
-        return site_from_hostvars(hostvars, names, site_vars)
+        return site_from_hostvars(hostvars, names, read.localhost_vars(SITE_VARS))
     except PlatformInputError as exc:
         raise UsageError(f"{inventory}: {exc}") from None
-
-
-@contextmanager
-def _quiet_inventory() -> Iterator[None]:
-    """Ansible's settings for reading an inventory, less the warnings for what matched nothing.
-
-    An inventory without hosts, or none that match, is our own one-line error instead of
-    Ansible's warnings and ours (a file that does not parse still gets Ansible's warning).
-    """
-    import ansible.constants as C  # noqa: PLC0415, N812
-
-    settings = {"INVENTORY_UNPARSED_WARNING": False, "HOST_PATTERN_MISMATCH": "ignore"}
-    saved = {key: getattr(C, key) for key in settings}
-    for key, value in settings.items():
-        setattr(C, key, value)
-    try:
-        yield
-    finally:
-        for key, value in saved.items():
-            setattr(C, key, value)
-
-
-def _vars(loader: Any, found: Mapping[str, Any], keys: Sequence[str]) -> dict[str, Any]:
-    """The `keys` of `found` that are set, templated, as plain JSON data."""
-    from ansible.template import Templar  # noqa: PLC0415
-
-    templar = Templar(loader=loader, variables=found)
-    return {key: json.loads(json.dumps(templar.template(found[key]))) for key in keys if key in found}
 
 
 def render(
