@@ -7,7 +7,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 ---
 module: platform_objects
-short_description: Build the platform's Kubernetes objects (tenancy, Kueue) from the site
+short_description: Build the platform's Kubernetes objects from the site
 description:
   - Builds every Kubernetes object of the requested O(sections) from the site that the filter
     C(gpurack.bootstrap.platform_site) read from inventory, in the order to apply them (namespaces
@@ -15,12 +15,17 @@ description:
   - C(tenancy) gives per team a Namespace with Pod Security labels, a Role bound by a RoleBinding to
     the team's groups, a ResourceQuota, a LimitRange and NetworkPolicies; C(kueue) gives
     WorkloadPriorityClasses, a ResourceFlavor per pool, a ClusterQueue per team in the cohort and a
-    LocalQueue per team namespace (C(kueue.x-k8s.io/v1beta2)).
+    LocalQueue per team namespace (C(kueue.x-k8s.io/v1beta2)); C(gpu_operator) gives the
+    operator's Namespace (Pod Security privileged; the chart itself is installed with helm);
+    C(observability) gives Prometheus's Namespace, ServiceAccount, token Secret and its read-only
+    ClusterRole and binding. Their namespaces are the site's C(gpu_operator_namespace) and
+    C(observability_namespace).
   - Fails, before anything is applied, when the teams' nominal GPU quotas add up to more than a
     pool has, naming the teams and the pool, unless the site's C(overcommit) is true
     (C(gpurack_quota_overcommit)).
-  - It only computes; apply the objects with C(kubernetes.core.k8s), as the roles C(tenancy) and
-    C(kueue) do. C(gpurack platform render) writes the same objects to files.
+  - It only computes; apply the objects with C(kubernetes.core.k8s), as the roles C(tenancy),
+    C(kueue), C(gpu_operator) and C(observability) do. C(gpurack platform render) writes the same
+    objects to files.
 version_added: "0.1.0"
 author: gpurack maintainers
 options:
@@ -32,7 +37,7 @@ options:
     description: Which objects to build.
     type: list
     elements: str
-    choices: [tenancy, kueue]
+    choices: [tenancy, kueue, gpu_operator, observability]
     default: [tenancy, kueue]
 attributes:
   check_mode:
@@ -86,6 +91,7 @@ capacity:
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.capacity import pool_capacity
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.objects import (
+    DEFAULT_SECTIONS,
     SECTIONS,
     build_objects,
 )
@@ -103,7 +109,7 @@ def main() -> None:
                 "type": "list",
                 "elements": "str",
                 "choices": list(SECTIONS),
-                "default": list(SECTIONS),
+                "default": list(DEFAULT_SECTIONS),
             },
         },
         supports_check_mode=True,

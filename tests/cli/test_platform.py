@@ -40,10 +40,22 @@ def test_render_example_writes_the_example_sites_objects(
     out = tmp_path / "out"
     result = invoke(capsys, "platform", "render", "-i", EXAMPLE, "--output", out)
     assert result.code == ExitCode.OK, result.err
-    assert sorted(p.name for p in out.iterdir()) == ["kueue.yaml", "tenancy.yaml"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "gpu_operator.yaml",
+        "kueue.yaml",
+        "observability.yaml",
+        "tenancy.yaml",
+    ]
     site = platform.load_site(EXAMPLE)
     assert _documents(out / "tenancy.yaml") == build_objects(site, ("tenancy",))
     assert _documents(out / "kueue.yaml") == build_objects(site, ("kueue",))
+    for section in ("gpu_operator", "observability"):
+        assert _documents(out / f"{section}.yaml") == build_objects(site, (section,))
+    observability = {(d["kind"], d["metadata"]["name"]) for d in _documents(out / "observability.yaml")}  # type: ignore[index]
+    assert ("ServiceAccount", "gpurack-prometheus") in observability
+    assert ("Namespace", "gpurack-observability") in observability
+    gpu_operator = _documents(out / "gpu_operator.yaml")
+    assert [(d["kind"], d["metadata"]["name"]) for d in gpu_operator] == [("Namespace", "gpu-operator")]  # type: ignore[index]
     kueue = {(d["kind"], d["metadata"]["name"]) for d in _documents(out / "kueue.yaml")}  # type: ignore[index]
     assert {
         ("ClusterQueue", "research"),

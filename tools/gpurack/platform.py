@@ -40,6 +40,9 @@ SITE_VARS = (
     "gpurack_quota_overcommit",
     "gpurack_priority_classes",
     "gpurack_object_store",
+    # The roles' own variables, where the inventory sets them (defaults as the roles').
+    "observability_namespace",
+    "gpu_operator_namespace",
 )
 
 
@@ -81,7 +84,7 @@ def load_site(inventory: Path, hosts: str = DEFAULT_HOSTS) -> Site:
 def render(
     site: Site, output: Path, *, force: bool = False, sections: Sequence[str] = tuple(SECTIONS)
 ) -> Rendered:
-    """Write one YAML file per section (`tenancy.yaml`, `kueue.yaml`) into `output`.
+    """Write one YAML file per section (`tenancy.yaml`, `kueue.yaml`, ...) into `output`.
 
     Raises:
         UsageError: a GPU quota above a pool's capacity (unless the site allows overcommit),

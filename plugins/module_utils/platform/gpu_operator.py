@@ -27,6 +27,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils._sharing import 
     settings_errors,
     time_slicing,
 )
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.model import Site
 
 DEVICE_PLUGIN_LABEL = "nvidia.com/device-plugin.config"
 MIG_CONFIG_LABEL = "nvidia.com/mig.config"
@@ -421,3 +422,19 @@ def gpu_operator_values(hosts: Sequence[OperatorHost], settings: OperatorSetting
                 f"set gpu_operator_{component}_enabled instead"
             )
     return values
+
+
+def gpu_operator_objects(site: Site) -> list[dict[str, Any]]:
+    """The gpu_operator section: the operator's namespace (the chart itself is installed by helm).
+
+    Its operands (driver, toolkit, device plugin, DCGM) are privileged, so the namespace
+    enforces the privileged Pod Security level.
+    """
+    labels = {"pod-security.kubernetes.io/enforce": "privileged", "app.kubernetes.io/managed-by": "gpurack"}
+    return [
+        {
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {"name": site.gpu_operator_namespace, "labels": labels},
+        }
+    ]

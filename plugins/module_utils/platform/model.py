@@ -12,6 +12,9 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform import 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.quantity import Quantity
 
 DEFAULT_COHORT = "site"
+# The namespaces of the observability and gpu_operator sections (the roles' variables of these names).
+DEFAULT_OBSERVABILITY_NAMESPACE = "gpurack-observability"
+DEFAULT_GPU_OPERATOR_NAMESPACE = "gpu-operator"
 DEFAULT_STORAGE = "1Ti"
 DEFAULT_VOLUME_CLAIMS = 20
 _DEFAULT_STORAGE = quantity.parse(DEFAULT_STORAGE)
@@ -130,6 +133,8 @@ class Site:
     overcommit: bool = False
     object_store: ObjectStore | None = None
     priority_classes: tuple[PriorityClass, ...] = DEFAULT_PRIORITY_CLASSES
+    observability_namespace: str = DEFAULT_OBSERVABILITY_NAMESPACE
+    gpu_operator_namespace: str = DEFAULT_GPU_OPERATOR_NAMESPACE
 
     def pool(self, name: str) -> Pool:
         return next(p for p in self.pools if p.name == name)
@@ -142,4 +147,6 @@ class Site:
             "overcommit": self.overcommit,
             "object_store": None if self.object_store is None else self.object_store.to_dict(),
             "priority_classes": [c.to_dict() for c in self.priority_classes],
+            "observability_namespace": self.observability_namespace,
+            "gpu_operator_namespace": self.gpu_operator_namespace,
         }

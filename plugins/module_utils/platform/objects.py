@@ -8,14 +8,24 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.capacity import quota_errors
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.gpu_operator import (
+    gpu_operator_objects,
+)
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.kueue import kueue_objects
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.model import PlatformInputError, Site
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.observability import (
+    observability_objects,
+)
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.tenancy import tenancy_objects
 
 SECTIONS: dict[str, Callable[[Site], list[dict[str, Any]]]] = {
     "tenancy": tenancy_objects,
     "kueue": kueue_objects,
+    "gpu_operator": gpu_operator_objects,
+    "observability": observability_objects,
 }
+# What the teams need; gpu_operator and observability are their roles' own (render writes all).
+DEFAULT_SECTIONS = ("tenancy", "kueue")
 # Namespaces before anything namespaced, cluster-scoped Kueue objects before the queues that
 # name them; within a rank, the builders' own order (by namespace, then name).
 KIND_RANK = {
@@ -27,8 +37,8 @@ KIND_RANK = {
 NAMESPACED_RANK = 4
 
 
-def build_objects(site: Site, sections: Sequence[str] = ("tenancy", "kueue")) -> list[dict[str, Any]]:
-    """The objects of `sections`, in apply order.
+def build_objects(site: Site, sections: Sequence[str] = DEFAULT_SECTIONS) -> list[dict[str, Any]]:
+    """The objects of `sections` (the teams' tenancy and queues by default), in apply order.
 
     Raises:
         PlatformInputError: an unknown section, or nominal GPU quotas above a pool's capacity

@@ -15,6 +15,8 @@ from typing import Any, TypeVar
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._labels import pool_errors
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.model import (
     DEFAULT_COHORT,
+    DEFAULT_GPU_OPERATOR_NAMESPACE,
+    DEFAULT_OBSERVABILITY_NAMESPACE,
     ObjectStore,
     PlatformInputError,
     Pool,
@@ -67,6 +69,8 @@ def site_from_hostvars(
         overcommit=site_vars.get("gpurack_quota_overcommit", False),
         object_store=site_vars.get("gpurack_object_store"),
         priority_classes=site_vars.get("gpurack_priority_classes"),
+        observability_namespace=site_vars.get("observability_namespace", DEFAULT_OBSERVABILITY_NAMESPACE),
+        gpu_operator_namespace=site_vars.get("gpu_operator_namespace", DEFAULT_GPU_OPERATOR_NAMESPACE),
     )
 
 
@@ -93,6 +97,8 @@ def site_from_dict(data: Mapping[str, Any]) -> Site:
         overcommit=data.get("overcommit", False),
         object_store=data.get("object_store"),
         priority_classes=data.get("priority_classes"),
+        observability_namespace=data.get("observability_namespace", DEFAULT_OBSERVABILITY_NAMESPACE),
+        gpu_operator_namespace=data.get("gpu_operator_namespace", DEFAULT_GPU_OPERATOR_NAMESPACE),
     )
 
 
@@ -127,8 +133,10 @@ def _checked(errors: list[str], parse: Callable[[Any], T], raw: Any, default: T)
 def _site(pools: tuple[Pool, ...], errors: list[str], **raw: Any) -> Site:
     """Check the site-wide settings and the teams against `pools`; raise with every error found."""
     cohort = raw["cohort"]
-    if err := subdomain_error("gpurack_cohort", cohort):
-        errors.append(err)
+    namespaces = {key: raw[key] for key in ("observability_namespace", "gpu_operator_namespace")}
+    for where, name in (("gpurack_cohort", cohort), *namespaces.items()):
+        if err := subdomain_error(where, name):
+            errors.append(err)
     overcommit = _checked(errors, overcommit_from, raw["overcommit"], False)
     store = _checked(errors, object_store_from, raw["object_store"], None)
     no_classes: tuple[PriorityClass, ...] = ()
@@ -143,6 +151,7 @@ def _site(pools: tuple[Pool, ...], errors: list[str], **raw: Any) -> Site:
         overcommit=overcommit,
         object_store=store,
         priority_classes=classes,
+        **{key: str(name) for key, name in namespaces.items()},
     )
 
 

@@ -105,3 +105,33 @@ def test_build_objects_is_deterministic_and_builds_only_the_sections_asked() -> 
     }
     with pytest.raises(PlatformInputError, match="unknown platform sections"):
         build_objects(site(), ("gpu",))
+
+
+def test_observability_section_is_prometheus_rbac_in_the_sites_namespace() -> None:
+    from ansible_collections.gpurack.bootstrap.plugins.module_utils._observability import prometheus_rbac
+
+    objects = build_objects(site(observability_namespace="metrics"), ("observability",))
+    assert objects[0] == prometheus_rbac("metrics")[0]  # the namespace first
+    key = lambda o: (o["kind"], o["metadata"]["name"])  # noqa: E731
+    assert sorted(objects, key=key) == sorted(prometheus_rbac("metrics"), key=key)
+
+
+def test_gpu_operator_section_is_its_privileged_namespace() -> None:
+    assert build_objects(site(), ("gpu_operator",)) == [
+        {
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {
+                "name": "gpu-operator",
+                "labels": {
+                    "pod-security.kubernetes.io/enforce": "privileged",
+                    "app.kubernetes.io/managed-by": "gpurack",
+                },
+            },
+        }
+    ]
+
+
+def test_a_namespace_setting_that_is_not_a_name_is_refused() -> None:
+    with pytest.raises(PlatformInputError, match="gpu_operator_namespace"):
+        site(gpu_operator_namespace="GPU Operator")
