@@ -10,6 +10,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from gpurack import coerce
+
 
 @dataclass(frozen=True, slots=True)
 class GpuState:
@@ -73,16 +75,6 @@ class HostState:
 # facts -> state
 
 
-def _dict(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
-def _list(value: Any) -> list[Mapping[str, Any]]:
-    if not isinstance(value, list):
-        return []
-    return [item for item in value if isinstance(item, Mapping)]
-
-
 def _str(value: Any) -> str | None:
     if value is None or isinstance(value, (dict, list)):
         return None
@@ -111,8 +103,8 @@ def _float(value: Any) -> float | None:
 def gpus_from_facts(gpu_facts: Mapping[str, Any]) -> tuple[GpuState, ...]:
     """GPU rows of a `gpurack_gpu` fact (docs/facts.md), in index order."""
     rows = []
-    for gpu in _list(gpu_facts.get("gpus")):
-        pcie = _dict(gpu.get("pcie"))
+    for gpu in coerce.mappings(gpu_facts.get("gpus")):
+        pcie = coerce.mapping(gpu.get("pcie"))
         rows.append(
             GpuState(
                 index=_int(gpu.get("index")),
@@ -134,7 +126,7 @@ def gpus_from_facts(gpu_facts: Mapping[str, Any]) -> tuple[GpuState, ...]:
 def nics_from_facts(nic_facts: Mapping[str, Any]) -> tuple[NicState, ...]:
     """RDMA port rows of a `gpurack_nic` fact."""
     rows = []
-    for port in _list(nic_facts.get("rdma")):
+    for port in coerce.mappings(nic_facts.get("rdma")):
         device = _str(port.get("device"))
         if device is None:
             continue
@@ -156,7 +148,7 @@ def nics_from_facts(nic_facts: Mapping[str, Any]) -> tuple[NicState, ...]:
 def disks_from_facts(nvme_facts: Mapping[str, Any]) -> tuple[DiskState, ...]:
     """NVMe rows of a `gpurack_nvme` fact."""
     rows = []
-    for disk in _list(nvme_facts.get("disks")):
+    for disk in coerce.mappings(nvme_facts.get("disks")):
         name = _str(disk.get("name"))
         if name is None:
             continue
@@ -193,15 +185,15 @@ def state_from_facts(
     labels: Mapping[str, Any] | None = None,
 ) -> HostState:
     """Reduce a node's facts (`gpurack_*` keys), check results and labels to a `HostState`."""
-    gpu = _dict(facts.get("gpurack_gpu"))
-    os_facts = _dict(facts.get("gpurack_os"))
+    gpu = coerce.mapping(facts.get("gpurack_gpu"))
+    os_facts = coerce.mapping(facts.get("gpurack_os"))
     return HostState(
         kernel=_str(os_facts.get("kernel")),
         driver=_str(gpu.get("driver_version")),
         cuda=_str(gpu.get("cuda_version")),
         gpus=gpus_from_facts(gpu),
-        nics=nics_from_facts(_dict(facts.get("gpurack_nic"))),
-        disks=disks_from_facts(_dict(facts.get("gpurack_nvme"))),
+        nics=nics_from_facts(coerce.mapping(facts.get("gpurack_nic"))),
+        disks=disks_from_facts(coerce.mapping(facts.get("gpurack_nvme"))),
         checks=checks_from_results(results),
         labels=tuple(sorted((str(k), str(v)) for k, v in (labels or {}).items())),
     )

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gpurack import coerce
 from gpurack.quantity import human, parse_quantity
 
 # The Workload conditions that say why a workload waits or was put back (workload_types.go).
@@ -125,14 +126,6 @@ class QueueStatus:
 # helpers
 
 
-def _dict(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
-def _list(value: Any) -> list[Mapping[str, Any]]:
-    return [item for item in value if isinstance(item, Mapping)] if isinstance(value, list) else []
-
-
 def _str(value: Any) -> str | None:
     return None if value is None or value == "" else str(value)
 
@@ -146,7 +139,7 @@ def _int(value: Any) -> int:
 
 def _conditions(obj: Mapping[str, Any]) -> dict[str, Condition]:
     out = {}
-    for item in _list(_dict(obj.get("status")).get("conditions")):
+    for item in coerce.mappings(coerce.mapping(obj.get("status")).get("conditions")):
         kind = _str(item.get("type"))
         if kind:
             out[kind] = Condition(
@@ -156,11 +149,11 @@ def _conditions(obj: Mapping[str, Any]) -> dict[str, Condition]:
 
 
 def _name(obj: Mapping[str, Any]) -> str:
-    return str(_dict(obj.get("metadata")).get("name", ""))
+    return str(coerce.mapping(obj.get("metadata")).get("name", ""))
 
 
 def _namespace(obj: Mapping[str, Any]) -> str:
-    return str(_dict(obj.get("metadata")).get("namespace", ""))
+    return str(coerce.mapping(obj.get("metadata")).get("namespace", ""))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -170,8 +163,8 @@ def _namespace(obj: Mapping[str, Any]) -> str:
 def _totals(usage: Any) -> dict[tuple[str, str], tuple[float, float]]:
     """(flavor, resource) -> (total, borrowed) of a flavorsUsage / flavorsReservation list."""
     out = {}
-    for flavor in _list(usage):
-        for res in _list(flavor.get("resources")):
+    for flavor in coerce.mappings(usage):
+        for res in coerce.mappings(flavor.get("resources")):
             key = (str(flavor.get("name", "")), str(res.get("name", "")))
             out[key] = (parse_quantity(res.get("total")) or 0.0, parse_quantity(res.get("borrowed")) or 0.0)
     return out
@@ -180,9 +173,9 @@ def _totals(usage: Any) -> dict[tuple[str, str], tuple[float, float]]:
 def _quotas(spec: Mapping[str, Any]) -> dict[tuple[str, str], Mapping[str, Any]]:
     """(flavor, resource) -> its spec.resourceGroups[].flavors[].resources[] entry, in spec order."""
     out = {}
-    for group in _list(spec.get("resourceGroups")):
-        for flavor in _list(group.get("flavors")):
-            for res in _list(flavor.get("resources")):
+    for group in coerce.mappings(spec.get("resourceGroups")):
+        for flavor in coerce.mappings(group.get("flavors")):
+            for res in coerce.mappings(flavor.get("resources")):
                 out[(str(flavor.get("name", "")), str(res.get("name", "")))] = res
     return out
 
@@ -209,7 +202,7 @@ def _resource_use(
 
 def cluster_queue(obj: Mapping[str, Any]) -> ClusterQueueView:
     """A ClusterQueue's quotas, usage and counts; usage without a quota is listed after the quotas."""
-    spec, status = _dict(obj.get("spec")), _dict(obj.get("status"))
+    spec, status = coerce.mapping(obj.get("spec")), coerce.mapping(obj.get("status"))
     quotas = _quotas(spec)
     usage, reserved = _totals(status.get("flavorsUsage")), _totals(status.get("flavorsReservation"))
     keys = dict.fromkeys([*quotas, *usage, *reserved])
@@ -226,7 +219,7 @@ def cluster_queue(obj: Mapping[str, Any]) -> ClusterQueueView:
 
 def local_queue(obj: Mapping[str, Any]) -> LocalQueueView:
     """A LocalQueue: its ClusterQueue and counts."""
-    spec, status = _dict(obj.get("spec")), _dict(obj.get("status"))
+    spec, status = coerce.mapping(obj.get("spec")), coerce.mapping(obj.get("status"))
     return LocalQueueView(
         namespace=_namespace(obj),
         name=_name(obj),
@@ -325,7 +318,7 @@ def _reasons(
 
 
 def _owner(meta: Mapping[str, Any]) -> str | None:
-    owners = _list(meta.get("ownerReferences"))
+    owners = coerce.mappings(meta.get("ownerReferences"))
     return f"{owners[0].get('kind')}/{owners[0].get('name')}" if owners else None
 
 
@@ -338,12 +331,12 @@ def pending_workload(
     conditions = _conditions(obj)
     if not _is_pending(conditions):
         return None
-    meta, spec = _dict(obj.get("metadata")), _dict(obj.get("spec"))
+    meta, spec = coerce.mapping(obj.get("metadata")), coerce.mapping(obj.get("spec"))
     namespace, queue = _namespace(obj), _str(spec.get("queueName"))
     lq = local_queues.get((namespace, queue or ""))
-    cq_name = _str(_dict(_dict(obj.get("status")).get("admission")).get("clusterQueue")) or (
-        lq.cluster_queue if lq else None
-    )
+    cq_name = _str(
+        coerce.mapping(coerce.mapping(obj.get("status")).get("admission")).get("clusterQueue")
+    ) or (lq.cluster_queue if lq else None)
     cq = cluster_queues.get(cq_name or "")
     uses = {(u.flavor, u.resource): u for u in cq.resources} if cq else {}
     waiting = _waiting_on(conditions)
@@ -354,7 +347,7 @@ def pending_workload(
         name=_name(obj),
         local_queue=queue,
         cluster_queue=cq_name,
-        priority_class=_str(_dict(spec.get("priorityClassRef")).get("name")),
+        priority_class=_str(coerce.mapping(spec.get("priorityClassRef")).get("name")),
         priority=priority if isinstance(priority, int) and not isinstance(priority, bool) else None,
         owner=_owner(meta),
         created=_str(meta.get("creationTimestamp")),
