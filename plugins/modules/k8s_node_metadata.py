@@ -160,13 +160,13 @@ diff:
     after: {labels: {gpurack.io/pool: h200-train-a}, taints: [], annotations: {}}
 """
 
-import json
 import traceback
 from datetime import datetime, timezone
 from types import ModuleType
 from typing import Any
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._kube_api import api_error_text
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._node_condition import (
     ConditionPlan,
     conditions_from_node,
@@ -191,16 +191,6 @@ def _kubernetes(module: AnsibleModule) -> tuple[ModuleType, ModuleType]:
     except ImportError:
         module.fail_json(msg=missing_required_lib("kubernetes"), exception=traceback.format_exc())
     return kubernetes, urllib3
-
-
-def _api_error(exc: Any) -> str:
-    """HTTP status, reason and the API server's message of an ApiException."""
-    text = f"HTTP {exc.status} {exc.reason}"
-    try:
-        message = json.loads(exc.body or "{}").get("message")
-    except (ValueError, AttributeError):
-        message = None
-    return f"{text}: {message}" if message else text
 
 
 def main() -> None:
@@ -246,7 +236,7 @@ def main() -> None:
             if exc.status == 409 and conflict_ok:
                 return None
             module.fail_json(
-                msg=f"Could not {doing} {where}: {_api_error(exc)}", status=exc.status, reason=exc.reason
+                msg=f"Could not {doing} {where}: {api_error_text(exc)}", status=exc.status, reason=exc.reason
             )
         except urllib3.exceptions.HTTPError as exc:
             module.fail_json(msg=f"Could not reach the API server to {doing} {where}: {exc}")

@@ -61,17 +61,7 @@ def site_from_hostvars(
     """
     errors: list[str] = []
     pools = _pools(hostvars, hosts, errors)
-    return _site(
-        pools,
-        errors,
-        teams=site_vars.get("gpurack_teams"),
-        cohort=site_vars.get("gpurack_cohort", DEFAULT_COHORT),
-        overcommit=site_vars.get("gpurack_quota_overcommit", False),
-        object_store=site_vars.get("gpurack_object_store"),
-        priority_classes=site_vars.get("gpurack_priority_classes"),
-        observability_namespace=site_vars.get("observability_namespace", DEFAULT_OBSERVABILITY_NAMESPACE),
-        gpu_operator_namespace=site_vars.get("gpu_operator_namespace", DEFAULT_GPU_OPERATOR_NAMESPACE),
-    )
+    return _site(pools, errors, **_settings(site_vars, by_variable=True))
 
 
 def site_from_dict(data: Mapping[str, Any]) -> Site:
@@ -89,17 +79,26 @@ def site_from_dict(data: Mapping[str, Any]) -> Site:
             pools.append(_pool_from_dict(raw))
         except (KeyError, TypeError, ValueError) as exc:
             errors.append(f"site pools: {raw!r} is not a pool ({exc})")
-    return _site(
-        tuple(pools),
-        errors,
-        teams=data.get("teams"),
-        cohort=data.get("cohort", DEFAULT_COHORT),
-        overcommit=data.get("overcommit", False),
-        object_store=data.get("object_store"),
-        priority_classes=data.get("priority_classes"),
-        observability_namespace=data.get("observability_namespace", DEFAULT_OBSERVABILITY_NAMESPACE),
-        gpu_operator_namespace=data.get("gpu_operator_namespace", DEFAULT_GPU_OPERATOR_NAMESPACE),
-    )
+    return _site(tuple(pools), errors, **_settings(data, by_variable=False))
+
+
+# Each site-wide setting: its Site field, the inventory variable it is read from, its default.
+_SETTINGS = (
+    ("teams", "gpurack_teams", None),
+    ("cohort", "gpurack_cohort", DEFAULT_COHORT),
+    ("overcommit", "gpurack_quota_overcommit", False),
+    ("object_store", "gpurack_object_store", None),
+    ("priority_classes", "gpurack_priority_classes", None),
+    ("observability_namespace", "observability_namespace", DEFAULT_OBSERVABILITY_NAMESPACE),
+    ("gpu_operator_namespace", "gpu_operator_namespace", DEFAULT_GPU_OPERATOR_NAMESPACE),
+)
+
+
+def _settings(raw: Mapping[str, Any], by_variable: bool) -> dict[str, Any]:
+    """The settings of `raw`, keyed by inventory variable (site_vars) or by Site field (to_dict)."""
+    return {
+        name: raw.get(variable if by_variable else name, default) for name, variable, default in _SETTINGS
+    }
 
 
 def _pool_from_dict(raw: Mapping[str, Any]) -> Pool:

@@ -6,10 +6,11 @@ The `kubernetes` client's CustomObjectsApi lists ClusterQueues, LocalQueues and 
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._kube_api import api_error_text
 
 from gpurack.errors import NotAssessedError, UsageError
 
@@ -26,16 +27,6 @@ class KueueObjects:
     cluster_queues: tuple[dict[str, Any], ...]
     local_queues: tuple[dict[str, Any], ...]
     workloads: tuple[dict[str, Any], ...]
-
-
-def _api_error(exc: Any) -> str:
-    """HTTP status, reason and the API server's message of an ApiException."""
-    text = f"HTTP {exc.status} {exc.reason}"
-    try:
-        message = json.loads(exc.body or "{}").get("message")
-    except (ValueError, AttributeError):
-        message = None
-    return f"{text}: {message}" if message else text
 
 
 # The kubernetes client is imported where it is used: it costs most of a second, and every
@@ -68,7 +59,7 @@ def _list(api: Any, plural: str, kubeconfig: Path) -> tuple[dict[str, Any], ...]
             raise NotAssessedError(
                 f"the cluster of {kubeconfig} does not serve {GROUP}/{VERSION} {plural}: is Kueue installed?"
             ) from exc
-        raise NotAssessedError(f"cannot list {plural} ({kubeconfig}): {_api_error(exc)}") from exc
+        raise NotAssessedError(f"cannot list {plural} ({kubeconfig}): {api_error_text(exc)}") from exc
     except (urllib3.exceptions.HTTPError, OSError) as exc:
         raise NotAssessedError(f"cannot reach the cluster of {kubeconfig}: {exc}") from exc
     items = answer.get("items") if isinstance(answer, dict) else None
