@@ -27,6 +27,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.common import MANAGED_BY
+
 SA_NAME = "gpurack-prometheus"
 TOKEN_SECRET = f"{SA_NAME}-token"
 
@@ -142,7 +144,7 @@ def targets_from_hostvars(hostvars: Mapping[str, Mapping[str, Any]], hosts: Sequ
 
 def prometheus_rbac(namespace: str) -> list[dict[str, Any]]:
     """Namespace, ServiceAccount, its long-lived token Secret, ClusterRole and binding, in apply order."""
-    meta = {"name": SA_NAME, "labels": {"app.kubernetes.io/managed-by": "gpurack"}}
+    meta = {"name": SA_NAME, "labels": dict(MANAGED_BY)}
     return [
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace, "labels": meta["labels"]}},
         {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {**meta, "namespace": namespace}},

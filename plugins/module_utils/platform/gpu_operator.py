@@ -27,6 +27,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils._sharing import 
     settings_errors,
     time_slicing,
 )
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.common import metadata, obj
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.model import Site
 
 DEVICE_PLUGIN_LABEL = "nvidia.com/device-plugin.config"
@@ -430,11 +431,5 @@ def gpu_operator_objects(site: Site) -> list[dict[str, Any]]:
     Its operands (driver, toolkit, device plugin, DCGM) are privileged, so the namespace
     enforces the privileged Pod Security level.
     """
-    labels = {"pod-security.kubernetes.io/enforce": "privileged", "app.kubernetes.io/managed-by": "gpurack"}
-    return [
-        {
-            "apiVersion": "v1",
-            "kind": "Namespace",
-            "metadata": {"name": site.gpu_operator_namespace, "labels": labels},
-        }
-    ]
+    privileged = {"pod-security.kubernetes.io/enforce": "privileged"}
+    return [obj("v1", "Namespace", metadata(site.gpu_operator_namespace, **privileged))]
