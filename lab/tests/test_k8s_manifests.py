@@ -100,3 +100,12 @@ def test_kueue_overlay_sets_the_image_and_runs_the_manager_on_the_control_plane(
     spec = yaml.safe_load(patch["patch"])["spec"]["template"]["spec"]
     assert spec["containers"] == [{"name": "manager", "imagePullPolicy": "IfNotPresent"}]
     assert spec["nodeSelector"] == {"node-role.kubernetes.io/control-plane": ""}
+
+
+def test_exactly_one_of_rules_of_controller_gen_v020_compare_as_v023_spells_them() -> None:
+    m = _manifests()
+    v020 = "[has(self.universal),has(self.individual)].filter(x,x==true).size() == 1"
+    assert m._rule_as_v023(v020) == "(has(self.universal)?1:0)+(has(self.individual)?1:0) == 1"
+    assert m._rule_as_v023("self.size() == 1") == "self.size() == 1"
+    doc = {"metadata": {"annotations": {m.VERSION_ANNOTATION: "v0.20.1"}}, "x": [{"rule": v020}]}
+    assert m._normalised(doc) == {"metadata": {"annotations": {}}, "x": [{"rule": m._rule_as_v023(v020)}]}
