@@ -110,6 +110,13 @@ RECIPE=(
   "controller-gen|controller-tools|0||-s -w|sigs.k8s.io/controller-tools/cmd/controller-gen"
   "kube-network-policies|kube-network-policies|0||-s -w|sigs.k8s.io/kube-network-policies/cmd"
 )
+# The lab's own tools: built like the recipe's components, but keyed on their source (a stamp
+# per source hash) instead of the cache directory, so a change to one never rebuilds the rest.
+#   netcheck: the TCP probe of the lab's NetworkPolicy tests (netcheck/main.go)
+NETCHECK_VERSION=v1
+LAB_TOOLS=(
+  "netcheck|netcheck|0||-s -w -X main.version=$NETCHECK_VERSION|gpurack.lab/k8s-build/netcheck"
+)
 OPTIONAL=" coredns etcdctl "
 # Built only when named (`--only helm`): nothing in `make test` runs them yet, and helm alone
 # is about 90 s of a cold build. The recipe (and so the cache key) still holds them.
@@ -131,6 +138,7 @@ IMAGES=(
   "coredns|$COREDNS_VERSION|coredns|"
   "kueue|$KUEUE_VERSION|kueue|--user 65532:65532"
   "kube-network-policies|$KUBE_NETWORK_POLICIES_VERSION|kube-network-policies|"
+  "netcheck|$NETCHECK_VERSION|netcheck|"
 )
 
 # ---------------------------------------------------------------------------------------
@@ -301,6 +309,7 @@ build_image() {  # image line
     kueue) dest=/manager; entry='["/manager"]' ;;
     # as its Dockerfile: /bin/netpol as CMD (install.yaml passes it as args[0])
     kube-network-policies) dest=/bin/netpol; cmd='["/bin/netpol"]' ;;
+    netcheck) dest=/netcheck; entry='["/netcheck"]' ;;
   esac
   local start=$SECONDS
   local -a args=(--ref "$ref" --out "$file" --file "$OUT/bin/$bin:$dest:0755"
@@ -315,6 +324,14 @@ build_image() {  # image line
     { echo "== image $name"; cat "$OUT/logs/image-$name.log"; } >>"$OUT/FAILED.txt"
     record "$key" $((SECONDS - start)) FAILED; COLD[$key]=-; return 1
   fi
+}
+
+build_lab_tool() {  # LAB_TOOLS line: rebuilt when its source or line changes
+  local name=${1%%|*} dir inputs
+  dir=$(cut -d'|' -f2 <<<"$1")
+  inputs=$({ cat "$HERE/$dir"/*.go "$HERE/$dir/go.mod"; echo "$1"; } | sha256sum | cut -c1-16)
+  if [[ $(cat "$OUT/stamps/$name.src" 2>/dev/null) != "$inputs" ]]; then rm -f "$OUT/stamps/$name"; fi
+  build_component "$1" && echo "$inputs" >"$OUT/stamps/$name.src"
 }
 
 module_dir() {  # wrapper-dir module: the module's (read-only) directory in GOMODCACHE
@@ -440,6 +457,11 @@ for line in "${RECIPE[@]}"; do
   if ! build_component "$line"; then
     [[ $OPTIONAL == *" $name "* ]] || failed_required=1
   fi
+done
+for line in "${LAB_TOOLS[@]}"; do
+  name=${line%%|*}; ORDER+=("$name")
+  want "$name" || continue
+  build_lab_tool "$line" || failed_required=1
 done
 for line in "${IMAGES[@]}"; do
   name=${line%%|*}; ORDER+=("image:$name")
