@@ -81,7 +81,11 @@ def api(lab_cluster: LabCluster, capsys: pytest.CaptureFixture[str]) -> Iterator
             core.delete_namespace(ns)
         custom = client.CustomObjectsApi()
         for plural, name in (("clusterqueues", "lab-e2e"), ("resourceflavors", "lab-e2e-h200")):
-            custom.delete_cluster_custom_object(*KUEUE, plural, name)
+            try:
+                custom.delete_cluster_custom_object(*KUEUE, plural, name)
+            except client.ApiException as exc:
+                if exc.status != 404:  # not created when the test failed early
+                    raise
 
 
 def test_kueue_admits_a_job_and_network_policy_is_enforced(api: client.ApiClient, tmp_path: Path) -> None:
@@ -91,7 +95,8 @@ def test_kueue_admits_a_job_and_network_policy_is_enforced(api: client.ApiClient
     start = time.monotonic()
     _run(install)
     figures["kueue install to webhook ready (s)"] = round(time.monotonic() - start, 1)
-    assert [h.host for h in _run(install).hosts if h.changed], "a second install must change nothing"
+    print(f"\nkueue install to webhook ready: {figures['kueue install to webhook ready (s)']} s")
+    assert [h.host for h in _run(install).hosts if h.changed] == [], "a second install must change nothing"
 
     start = time.monotonic()
     _assert_suspended_job_admitted_and_run_on_its_flavor()
