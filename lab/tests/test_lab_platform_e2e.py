@@ -106,7 +106,6 @@ def test_platform_queues_tenancy_and_inputs(
     first = _first_platform_seconds()
     if first is not None:
         figures["platform plays in the first site run (s)"] = first
-    _run_lab_playbook("lab_network_policies")
 
     _assert_render_equals_the_cluster(inventory, tmp_path / "render")
     _assert_queueing(inventory, capsys)
@@ -373,6 +372,11 @@ def _assert_tenancy() -> None:
     message = _refusal("alpha", privileged)
     assert "violates PodSecurity" in message and "restricted" in message, message
 
+
+def test_team_pods_cannot_reach_each_other(cluster: LabCluster) -> None:
+    """The teams' NetworkPolicies (default deny, then the namespace itself), enforced by the
+    lab's agent: a pod of beta reaches beta's server, a pod of alpha does not."""
+    _run_lab_playbook("lab_network_policies")
     core = client.CoreV1Api()
     core.create_namespaced_pod("beta", _pod("server", "lab-w1", ["serve", "8080"]))
     try:
