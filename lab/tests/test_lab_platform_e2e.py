@@ -43,7 +43,7 @@ from gpurack_lab.state import lab_dir
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 from kubernetes.dynamic import DynamicClient
-from lab_helpers import LabCluster, ensure_site, json_run
+from lab_helpers import LabCluster, ensure_site, json_run, ssh
 
 pytestmark = pytest.mark.kubernetes
 
@@ -110,6 +110,7 @@ def test_platform_queues_tenancy_and_inputs(
     _assert_render_equals_the_cluster(inventory, tmp_path / "render")
     _assert_queueing(inventory, capsys)
     _assert_tenancy()
+    _assert_audit_log_records_jobs_and_secret_reads()
     _assert_port_down_worker_flagged(inventory, capsys)
     figures.update(_admission_latency(LATENCY_JOBS))
     (project.state_dir() / "platform-figures.json").write_text(json.dumps(figures, indent=1) + "\n")
@@ -392,6 +393,42 @@ def test_team_pods_cannot_reach_each_other(cluster: LabCluster) -> None:
     finally:
         for namespace, name in (("beta", "server"), ("beta", "same-team"), ("alpha", "other-team")):
             core.delete_namespaced_pod(name, namespace, grace_period_seconds=0)
+
+
+def _assert_audit_log_records_jobs_and_secret_reads() -> None:
+    """The control plane's audit policy (roles/kubeadm_control_plane): a job's submission with
+    its body, a Secret's read with who read it and never its data."""
+    core = client.CoreV1Api()
+    core.create_namespaced_secret(
+        "beta", {"metadata": {"name": "audit-probe"}, "stringData": {"token": "s3cr3t-audit"}}
+    )
+    core.read_namespaced_secret("audit-probe", "beta")
+    core.delete_namespaced_secret("audit-probe", "beta")
+
+    def entries() -> list[dict[str, Any]]:
+        log = ssh("lab-cp1", """grep -E '"name":"(a1|audit-probe)"' /var/log/kubernetes/audit/audit.log""")
+        return [json.loads(line) for line in log.stdout.splitlines() if line.startswith("{")]
+
+    def found() -> tuple[dict[str, Any], dict[str, Any]] | None:
+        seen = entries()
+        job = [
+            e
+            for e in seen
+            if e.get("verb") == "create"
+            and e.get("objectRef", {}).get("resource") == "jobs"
+            and e["objectRef"].get("name") == "a1"
+            and e.get("stage") == "ResponseComplete"
+        ]
+        read = [
+            e for e in seen if e.get("verb") == "get" and e.get("objectRef", {}).get("name") == "audit-probe"
+        ]
+        return (job[0], read[0]) if job and read else None
+
+    job, read = _wait("the audit log's job and secret entries", found, timeout_s=60)
+    assert job["level"] == "RequestResponse" and job["requestObject"]["metadata"]["name"] == "a1", job
+    assert read["level"] == "Metadata" and read["user"]["username"], read
+    log = ssh("lab-cp1", "grep -c s3cr3t-audit /var/log/kubernetes/audit/audit.log")
+    assert log.stdout.strip() == "0", "a Secret's data reached the audit log"
 
 
 # --- homogeneity ------------------------------------------------------------------------------
