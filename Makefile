@@ -27,11 +27,12 @@ $(STAMP):
 	tools/setup.sh "$(PYTHON)" "$(VENV)"
 	touch "$@"
 
-run: setup lab-k8s ## Main job: lab rack (1 control plane, 2 workers replaying real GPU servers) + site.yml = a Ready cluster
+run: setup lab-k8s ## Main job: lab rack (1 control plane, 2 workers replaying real GPU servers) + site.yml = a Ready cluster with the platform, then the teams' queues
 	$(BIN)/gpurack lab up --workers 2 $(LAB_PROFILES) --kubernetes
 	$(BIN)/gpurack run site -i lab/inventory
 	$(BIN)/ansible-playbook -i lab/inventory lab/playbooks/lab_network_policies.yml
 	$(BIN)/gpurack lab status
+	$(BIN)/gpurack queue -i lab/inventory
 
 lab-down: setup ## Remove the lab rack: containers, network, loop disks, keys, generated inventory
 	$(BIN)/gpurack lab down
