@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Offline Kubernetes for the gpurack lab: build the Kubernetes, etcd, containerd, runc,
-# crictl, CNI plugin, helm and CoreDNS binaries from the Go module proxy at the versions
-# pinned in versions.env, and make the control-plane images as OCI archives that
-# `ctr -n k8s.io images import` loads without any registry.
+# crictl, CNI plugin, helm, CoreDNS, Kueue, controller-gen and kube-network-policies binaries
+# from the Go module proxy at the versions pinned in versions.env, make the images as OCI
+# archives that `ctr -n k8s.io images import` loads without any registry, and write the
+# Kueue and kube-network-policies install manifests (manifests.py) into <hash>/manifests/.
 #
 # Usage:
 #   lab/k8s-build/build.sh                 build what is missing (`make lab-k8s`)
