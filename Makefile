@@ -27,10 +27,12 @@ $(STAMP):
 	tools/setup.sh "$(PYTHON)" "$(VENV)"
 	touch "$@"
 
-run: setup lab-k8s ## Main job: lab rack (1 control plane, 2 workers replaying real GPU servers) + site.yml = a Ready cluster
+run: setup lab-k8s ## Main job: lab rack (1 control plane, 2 workers replaying real GPU servers) + site.yml = a Ready cluster with the platform, then the teams' queues
 	$(BIN)/gpurack lab up --workers 2 $(LAB_PROFILES) --kubernetes
 	$(BIN)/gpurack run site -i lab/inventory
+	$(BIN)/ansible-playbook -i lab/inventory lab/playbooks/lab_network_policies.yml
 	$(BIN)/gpurack lab status
+	$(BIN)/gpurack queue -i lab/inventory
 
 lab-down: setup ## Remove the lab rack: containers, network, loop disks, keys, generated inventory
 	$(BIN)/gpurack lab down
@@ -112,7 +114,7 @@ bench-lab-k8s: lab-k8s ## Print lab up --kubernetes and site (first run, re-run)
 bench-inventory: setup ## Record 1,000 synthetic nodes and diff them all, printing the figures
 	$(BIN)/python benchmarks/bench_inventory.py
 
-lab-k8s: setup ## Build Kubernetes v1.36.3, etcd, containerd, runc, CNI, crictl, CoreDNS and images offline (cached; helm only by `lab/k8s-build/build.sh --only helm`)
+lab-k8s: setup ## Build Kubernetes v1.36.3, etcd, containerd, runc, CNI, crictl, CoreDNS, Kueue, kube-network-policies and images offline (cached; helm only by `lab/k8s-build/build.sh --only helm`)
 	lab/k8s-build/build.sh
 
 lab-k8s-verify: lab-k8s ## Import the built images into a private containerd and run pause with our runc

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Offline Kubernetes for the gpurack lab: build the Kubernetes, etcd, containerd, runc,
-# crictl, CNI plugin, helm and CoreDNS binaries from the Go module proxy at the versions
-# pinned in versions.env, and make the control-plane images as OCI archives that
-# `ctr -n k8s.io images import` loads without any registry.
+# crictl, CNI plugin, helm, CoreDNS, Kueue, controller-gen and kube-network-policies binaries
+# from the Go module proxy at the versions pinned in versions.env, make the images as OCI
+# archives that `ctr -n k8s.io images import` loads without any registry, and write the
+# Kueue and kube-network-policies install manifests (manifests.py) into <hash>/manifests/.
 #
 # Usage:
 #   lab/k8s-build/build.sh                 build what is missing (`make lab-k8s`)
@@ -102,6 +103,20 @@ RECIPE=(
   "cni-plugins|cni-plugins|0||-s -w -X github.com/containernetworking/plugins/pkg/utils/buildversion.BuildVersion=$CNI_PLUGINS_VERSION|github.com/containernetworking/plugins/plugins/main/bridge github.com/containernetworking/plugins/plugins/ipam/host-local github.com/containernetworking/plugins/plugins/main/loopback github.com/containernetworking/plugins/plugins/meta/portmap"
   "helm|helm|0||-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION -X helm.sh/helm/v3/internal/version.gitTreeState=clean -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=$HELM_K8S_MAJOR -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=$HELM_K8S_MINOR -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=$HELM_K8S_MAJOR -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$HELM_K8S_MINOR|helm.sh/helm/v3/cmd/helm"
   "coredns|coredns|0||-s -w|github.com/coredns/coredns"
+  # The platform layer (docs/lab-kubernetes.md "Kueue and kube-network-policies"): Kueue's
+  # Makefile `build` target (CGO off, pkg/version ldflags; BuildDate = the tag's time),
+  # controller-gen for its CRDs (Kueue's Makefile `go install`s it), and the NetworkPolicy
+  # agent as kube-network-policies' Dockerfile builds ./cmd (CGO off, no ldflags).
+  "kueue|kueue|0||-s -w -X sigs.k8s.io/kueue/pkg/version.GitVersion=$KUEUE_VERSION -X sigs.k8s.io/kueue/pkg/version.BuildDate=$KUEUE_BUILD_DATE|sigs.k8s.io/kueue/cmd/kueue"
+  "controller-gen|controller-tools|0||-s -w|sigs.k8s.io/controller-tools/cmd/controller-gen"
+  "kube-network-policies|kube-network-policies|0||-s -w|sigs.k8s.io/kube-network-policies/cmd"
+)
+# The lab's own tools: built like the recipe's components, but keyed on their source (a stamp
+# per source hash) instead of the cache directory, so a change to one never rebuilds the rest.
+#   netcheck: the TCP probe of the lab's NetworkPolicy tests (netcheck/main.go)
+NETCHECK_VERSION=v1
+LAB_TOOLS=(
+  "netcheck|netcheck|0||-s -w -X main.version=$NETCHECK_VERSION|gpurack.lab/k8s-build/netcheck"
 )
 OPTIONAL=" coredns etcdctl "
 # Built only when named (`--only helm`): nothing in `make test` runs them yet, and helm alone
@@ -122,6 +137,9 @@ IMAGES=(
   "etcd|${ETCD_VERSION#v}-0|etcd|--dir /var/lib/etcd:0700"
   "pause|$PAUSE_VERSION|pause|"
   "coredns|$COREDNS_VERSION|coredns|"
+  "kueue|$KUEUE_VERSION|kueue|--user 65532:65532"
+  "kube-network-policies|$KUBE_NETWORK_POLICIES_VERSION|kube-network-policies|"
+  "netcheck|$NETCHECK_VERSION|netcheck|"
 )
 
 # ---------------------------------------------------------------------------------------
@@ -181,6 +199,9 @@ update() {
      [cni-plugins]="github.com/containernetworking/plugins $CNI_PLUGINS_VERSION"
      [helm]="helm.sh/helm/v3 $HELM_VERSION"
      [coredns]="github.com/coredns/coredns $COREDNS_VERSION"
+     [kueue]="sigs.k8s.io/kueue $KUEUE_VERSION"
+     [controller-tools]="sigs.k8s.io/controller-tools $CONTROLLER_TOOLS_VERSION"
+     [kube-network-policies]="sigs.k8s.io/kube-network-policies $KUBE_NETWORK_POLICIES_VERSION"
    )
    for dir in "${!up[@]}"; do
      (( $# == 0 )) || [[ " $* " == *" $dir "* ]] || continue
@@ -281,16 +302,21 @@ build_image() {  # image line
   if [[ -f $file && $(cut -d' ' -f2 "$stamp" 2>/dev/null) == "$inputs" ]]; then
     COLD[$key]=$(cut -d' ' -f1 "$stamp"); record "$key" 0 cached; return 0
   fi
-  local dest=/usr/local/bin/$bin entry
+  local dest=/usr/local/bin/$bin entry= cmd=
   case $name in
     pause) dest=/pause; entry='["/pause"]' ;;
     coredns) dest=/coredns; entry='["/coredns"]' ;;
-    *) entry= ;;
+    # as Kueue's Dockerfile: /manager on distroless static, user 65532
+    kueue) dest=/manager; entry='["/manager"]' ;;
+    # as its Dockerfile: /bin/netpol as CMD (install.yaml passes it as args[0])
+    kube-network-policies) dest=/bin/netpol; cmd='["/bin/netpol"]' ;;
+    netcheck) dest=/netcheck; entry='["/netcheck"]' ;;
   esac
   local start=$SECONDS
   local -a args=(--ref "$ref" --out "$file" --file "$OUT/bin/$bin:$dest:0755"
                  --created "$KUBERNETES_BUILD_DATE")
   [[ -n $entry ]] && args+=(--entrypoint "$entry")
+  [[ -n $cmd ]] && args+=(--cmd "$cmd")
   # shellcheck disable=SC2206
   [[ -n $extra ]] && args+=($extra)
   if nice -n "$NICE" python3 "$HERE/mkimage.py" "${args[@]}" >"$OUT/images/$name.txt" 2>"$OUT/logs/image-$name.log"; then
@@ -299,6 +325,55 @@ build_image() {  # image line
     { echo "== image $name"; cat "$OUT/logs/image-$name.log"; } >>"$OUT/FAILED.txt"
     record "$key" $((SECONDS - start)) FAILED; COLD[$key]=-; return 1
   fi
+}
+
+build_lab_tool() {  # LAB_TOOLS line: rebuilt when its source or line changes
+  local name=${1%%|*} dir inputs
+  dir=$(cut -d'|' -f2 <<<"$1")
+  inputs=$({ cat "$HERE/$dir"/*.go "$HERE/$dir/go.mod"; echo "$1"; } | sha256sum | cut -c1-16)
+  if [[ $(cat "$OUT/stamps/$name.src" 2>/dev/null) != "$inputs" ]]; then rm -f "$OUT/stamps/$name"; fi
+  build_component "$1" && echo "$inputs" >"$OUT/stamps/$name.src"
+}
+
+module_dir() {  # wrapper-dir module: the module's (read-only) directory in GOMODCACHE
+  (cd "$HERE/$1" && go list -m -f '{{.Dir}}' "$2")
+}
+
+# The install manifests (manifests.py): Kueue's, with CRDs, RBAC and webhooks generated by
+# controller-gen as Kueue's Makefile does, and kube-network-policies'. Remade (seconds, plus
+# controller-gen's type-checking) when manifests.py, the versions or the tools change.
+build_manifests() {
+  local key=manifests stamp="$OUT/stamps/manifests" inputs b
+  for b in controller-gen kubectl; do
+    [[ -x $OUT/bin/$b ]] || { record "$key" 0 "skipped (no $b)"; COLD[$key]=-; return 1; }
+  done
+  inputs=$({ cat "$HERE/manifests.py" "$HERE/versions.env"
+             stat -c '%s %Y' "$OUT/bin/controller-gen" "$OUT/bin/kubectl"; } | sha256sum | cut -c1-16)
+  if [[ -f $OUT/manifests/kueue.yaml && -f $OUT/manifests/kube-network-policies.yaml &&
+        $(cut -d' ' -f2 "$stamp" 2>/dev/null) == "$inputs" ]]; then
+    COLD[$key]=$(cut -d' ' -f1 "$stamp"); record "$key" 0 cached; return 0
+  fi
+  local start=$SECONDS rc=0
+  log "making manifests (controller-gen for Kueue's CRDs, kustomize)"
+  {
+    CGO_ENABLED=0 nice -n "$NICE" python3 "$HERE/manifests.py" kueue \
+      --module "$(module_dir kueue sigs.k8s.io/kueue)" --version "$KUEUE_VERSION" \
+      --image "$IMAGE_REPOSITORY/kueue:$KUEUE_VERSION" --gomod-dir "$HERE/kueue" \
+      --controller-gen "$OUT/bin/controller-gen" --kubectl "$OUT/bin/kubectl" \
+      --work "$OUT/manifests/kueue-build" --out "$OUT/manifests/kueue.yaml" &&
+    nice -n "$NICE" python3 "$HERE/manifests.py" kube-network-policies \
+      --module "$(module_dir kube-network-policies sigs.k8s.io/kube-network-policies)" \
+      --version "$KUBE_NETWORK_POLICIES_VERSION" \
+      --image "$IMAGE_REPOSITORY/kube-network-policies:$KUBE_NETWORK_POLICIES_VERSION" \
+      --out "$OUT/manifests/kube-network-policies.yaml"
+  } >"$OUT/logs/manifests.log" 2>&1 || rc=$?
+  local secs=$((SECONDS - start))
+  if (( rc )); then
+    { echo "== manifests (exit $rc after ${secs}s)"; tail -n 30 "$OUT/logs/manifests.log"; echo; } >>"$OUT/FAILED.txt"
+    record "$key" "$secs" FAILED; COLD[$key]=-; return 1
+  fi
+  echo "$secs $inputs" >"$stamp"; COLD[$key]=$secs; record "$key" "$secs" built
+  log "made manifests in ${secs}s: $(tail -n 1 "$OUT/manifests/kueue-build/generated-vs-shipped.txt")"
 }
 
 download_modules() {
@@ -361,7 +436,7 @@ GOCACHE_STATE=empty
 [[ -n $(find "$GOCACHE" -type f -name '*-d' -print -quit 2>/dev/null) ]] && GOCACHE_STATE=warm
 HASH=$(cache_hash)
 OUT=$CACHE_ROOT/$HASH
-mkdir -p "$OUT"/{bin,images,logs,stamps,tmp} "$GOMODCACHE" "$GOCACHE"
+mkdir -p "$OUT"/{bin,images,logs,stamps,tmp,manifests} "$GOMODCACHE" "$GOCACHE"
 rm -f "$OUT/FAILED.txt"
 ln -sfn "$HASH" "$CACHE_ROOT/current"
 exec 9>"$OUT/.lock"
@@ -384,11 +459,18 @@ for line in "${RECIPE[@]}"; do
     [[ $OPTIONAL == *" $name "* ]] || failed_required=1
   fi
 done
+for line in "${LAB_TOOLS[@]}"; do
+  name=${line%%|*}; ORDER+=("$name")
+  want "$name" || continue
+  build_lab_tool "$line" || failed_required=1
+done
 for line in "${IMAGES[@]}"; do
   name=${line%%|*}; ORDER+=("image:$name")
   want "image:$name" || want "$name" || continue
   build_image "$line" || { [[ $name == coredns ]] || failed_required=1; }
 done
+ORDER+=(manifests)
+if want manifests || want kueue; then build_manifests || failed_required=1; fi
 rmdir "$OUT"/tmp/* "$OUT/tmp" 2>/dev/null || true
 for line in "${IMAGES[@]}"; do cat "$OUT/images/${line%%|*}.txt" 2>/dev/null || true; done >"$OUT/images/images.txt"
 # (re)write the checksums only when something changed: hashing 750 MB takes seconds

@@ -93,3 +93,32 @@ def lab_leftovers() -> list[str]:
     if rack.hosts_file().exists():
         left.append(f"inventory {rack.hosts_file()}")
     return left
+
+
+def _joined(nodes: tuple[str, ...] = ("lab-cp1", "lab-w1", "lab-w2")) -> bool:
+    """Whether the lab's cluster answers with these nodes Ready (an earlier test ran site)."""
+    from gpurack_lab import lab_kubernetes
+    from kubernetes import client, config
+
+    if not lab_kubernetes.kubeconfig().is_file():
+        return False
+    try:
+        config.load_kube_config(config_file=str(lab_kubernetes.kubeconfig()))
+        items = client.CoreV1Api().list_node(_request_timeout=10).items
+    except Exception:  # any failure means: not joined yet
+        return False
+    ready = {
+        n.metadata.name
+        for n in items
+        if any(c.type == "Ready" and c.status == "True" for c in n.status.conditions or [])
+    }
+    return set(nodes) <= ready
+
+
+def ensure_site(capsys: pytest.CaptureFixture[str]) -> None:
+    """`gpurack run site` on the session cluster unless an earlier test already joined it:
+    a test of the platform layer can run alone or after the Kubernetes end-to-end test."""
+    if _joined():
+        return
+    code, result = json_run(["run", "site", "-i", str(rack.hosts_file().parent)], capsys)
+    assert code == 0, result

@@ -20,8 +20,9 @@ from typing import Any
 
 import pytest
 import yaml
-from gpurack import cli
+from gpurack import cli, prometheus
 from gpurack_lab import lab_kubernetes, rack
+from gpurack_lab.state import load
 from kubernetes import client, config
 from lab_helpers import LabCluster, json_run, ssh
 
@@ -250,11 +251,35 @@ def _assert_validation_taint_follows_the_verdict(
     w1 = core.read_node("lab-w1")
     assert ("gpurack.io/validating", "", "NoSchedule") in _taints(w1)
     assert "gpu.count" in w1.metadata.annotations["gpurack.io/validation-failed"]
+    # `kubectl describe node` says why (the Node condition), and Prometheus has the verdict
+    # from the node exporter's textfile, asked through its HTTP API.
+    (validated,) = [c for c in w1.status.conditions if c.type == "GpurackValidated"]
+    assert (validated.status, validated.reason) == ("False", "ChecksFailed"), validated
+    assert "gpu.count" in validated.message, validated
+    _wait(
+        "Prometheus to hold lab-w1's failing gpu.count",
+        lambda: any(
+            c.node == "lab-w1" and c.check == "gpu.count"
+            for c in prometheus.failing_checks(_prometheus_url())
+        ),
+        timeout_s=120,
+    )
     code, passed = json_run(["run", "validate", "-i", inventory, "-l", "lab-w1"], capsys)
     assert code == 0, passed
     w1 = core.read_node("lab-w1")
     assert _taints(w1) == [_pool_taint("lab-h200x1")]
     assert "gpurack.io/validation-failed" not in (w1.metadata.annotations or {})
+    (validated,) = [c for c in w1.status.conditions if c.type == "GpurackValidated"]
+    assert (validated.status, validated.reason) == ("True", "ChecksPassed"), validated
+
+
+def _prometheus_url() -> str:
+    """The lab's Prometheus (roles/observability on the control plane), at its container's address."""
+    state = load(rack.state_file())
+    assert state is not None
+    host = state.host("lab-cp1")
+    assert host is not None
+    return f"http://{host.ip}:9090"
 
 
 def _assert_stale_node_refused_then_replaced(

@@ -1,0 +1,483 @@
+"""The platform layer end to end on the session's lab cluster (docs/platform.md), two teams.
+
+`gpurack run platform` applies what lab/inventory/group_vars/all/teams.yml says for the teams
+alpha and beta: Kueue v0.17.0 as lab/k8s-build made it (installed by roles/kueue, which waits
+for its webhook), the queues, and each team's namespace, role, quota, limits and
+NetworkPolicies, which kube-network-policies enforces on the lab's bridge CNI
+(lab/playbooks/lab_network_policies.yml). Then, through the kubernetes client:
+
+- queueing on the H100 pool (alpha and beta have 4 GPUs each, and may borrow 4): a job within
+  quota is admitted and runs on its pool's node with the toleration the flavor injects; a
+  second borrows from the cohort; a third waits, and `gpurack queue` says why; a training job
+  preempts a batch one;
+- tenancy: a member of alpha may not create pods in beta; a pod over the quota, and a
+  privileged pod, are refused with the API server's reasons; a pod of alpha cannot open a
+  TCP connection to a pod of beta, while a pod of beta can;
+- homogeneity: the worker started with an IB port down passes a preflight whose expectations
+  do not count ports, and `gpurack inventory outliers` names it against its two peers;
+- input and re-runs: an overcommitted inventory is refused before any change, a second run
+  changes nothing, and `gpurack platform render` equals what the cluster holds.
+
+Figures (printed, and in <state>/platform-figures.json): the platform plays' seconds in the
+session's first site run, a re-run's, and Kueue's admission latency for 100 queued jobs.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from collections.abc import Callable, Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from gpurack import cli, project
+from gpurack.errors import ExitCode
+from gpurack.runner import RunRequest, run_playbook
+from gpurack_lab import lab_kubernetes, rack
+from gpurack_lab.paths import playbook
+from gpurack_lab.state import lab_dir
+from kubernetes import client, config
+from kubernetes.client.exceptions import ApiException
+from kubernetes.dynamic import DynamicClient
+from lab_helpers import LabCluster, ensure_site, json_run, ssh
+
+pytestmark = pytest.mark.kubernetes
+
+KUEUE = ("kueue.x-k8s.io", "v1beta2")
+NETCHECK = "registry.gpurack.lab/netcheck:v1"
+HGX = "lab-hgx-h100x8-ib"
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
+# What Pod Security "restricted" asks of every container in a team's namespace.
+RESTRICTED = {
+    "runAsNonRoot": True,
+    "runAsUser": 65534,
+    "allowPrivilegeEscalation": False,
+    "capabilities": {"drop": ["ALL"]},
+    "seccompProfile": {"type": "RuntimeDefault"},
+}
+FIRST_PLATFORM_PLAY = "Build the platform objects from inventory"
+LATENCY_JOBS = 100
+
+
+def _wait(what: str, probe: Callable[[], Any], timeout_s: float = 120.0, every_s: float = 1.0) -> Any:
+    deadline = time.monotonic() + timeout_s
+    last: Any = None
+    while time.monotonic() < deadline:
+        last = probe()
+        if last:
+            return last
+        time.sleep(every_s)
+    pytest.fail(f"timed out after {timeout_s:.0f} s waiting for {what}; last: {last!r}")
+
+
+@pytest.fixture
+def cluster(lab_cluster: LabCluster, capsys: pytest.CaptureFixture[str]) -> Iterator[LabCluster]:
+    """The session cluster joined, with the worker whose IB port is down (as the Kubernetes
+    end-to-end test leaves it); the jobs this test made are removed after."""
+    assert lab_cluster.grow(3) == 0
+    assert lab_cluster.grow(4, ("ib-port-down@lab-w4",)) == 0
+    ensure_site(capsys)
+    config.load_kube_config(config_file=str(lab_kubernetes.kubeconfig()))
+    try:
+        yield lab_cluster
+    finally:
+        batch = client.BatchV1Api()
+        for team in ("alpha", "beta"):
+            batch.delete_collection_namespaced_job(team, propagation_policy="Background")
+
+
+def test_platform_queues_tenancy_and_inputs(
+    cluster: LabCluster, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    inventory = str(rack.hosts_file().parent)
+    figures: dict[str, float] = {}
+    _assert_overcommit_refused_before_any_change(inventory, capsys)
+
+    start = time.monotonic()
+    code, again = json_run(["run", "platform", "-i", inventory], capsys)
+    figures["platform re-run (s)"] = round(time.monotonic() - start, 1)
+    assert code == 0, again
+    assert [h for h in again["hosts"] if h["changed"]] == [], again
+    first = _first_platform_seconds()
+    if first is not None:
+        figures["platform plays in the first site run (s)"] = first
+
+    _assert_render_equals_the_cluster(inventory, tmp_path / "render")
+    _assert_queueing(inventory, capsys)
+    _assert_tenancy()
+    _assert_audit_log_records_jobs_and_secret_reads()
+    _assert_port_down_worker_flagged(inventory, capsys)
+    figures.update(_admission_latency(LATENCY_JOBS))
+    (project.state_dir() / "platform-figures.json").write_text(json.dumps(figures, indent=1) + "\n")
+    print(f"\nplatform figures: {figures}")
+
+
+# --- input and re-runs ------------------------------------------------------------------------
+
+
+def _assert_overcommit_refused_before_any_change(inventory: str, capsys: pytest.CaptureFixture[str]) -> None:
+    greedy = [{"name": "greedy", "groups": ["greedy-users"], "quota": {HGX: {"gpus": 64}}}]
+    code, refused = json_run(
+        ["run", "platform", "-i", inventory, "-e", json.dumps({"gpurack_teams": greedy})], capsys
+    )
+    assert code == ExitCode.FAILED, refused
+    assert [h["host"] for h in refused["hosts"] if h["changed"]] == [], refused
+    events = _events(Path(refused["artifact_dir"]))
+    failure = next(e for e in events if e.get("event") == "runner_on_failed")
+    message = failure["event_data"]["res"]["msg"]
+    assert "greedy" in message and HGX in message, message
+    with pytest.raises(ApiException) as missing:
+        client.CoreV1Api().read_namespace("greedy")
+    assert missing.value.status == 404
+
+
+def _events(artifact_dir: Path) -> list[dict[str, Any]]:
+    files = sorted((artifact_dir / "job_events").glob("*.json"), key=lambda p: int(p.name.split("-")[0]))
+    return [json.loads(p.read_text()) for p in files]
+
+
+def _first_platform_seconds() -> float | None:
+    """The platform plays' seconds in the session's first run that had them: from their first
+    play's start to the next play after them (validate's), read from ansible-runner's events."""
+    runs = sorted((project.state_dir() / "runs").glob("*/artifacts/*"), key=lambda p: p.stat().st_mtime)
+    for artifact in runs:
+        plays = [
+            (e["event_data"].get("play", ""), datetime.fromisoformat(e["created"]))
+            for e in _events(artifact)
+            if e.get("event") == "playbook_on_play_start"
+        ]
+        names = [name for name, _ in plays]
+        if FIRST_PLATFORM_PLAY in names and "Metrics" in names:
+            start = plays[names.index(FIRST_PLATFORM_PLAY)][1]
+            after = names.index("Metrics") + 1
+            if after < len(plays):
+                return round((plays[after][1] - start).total_seconds(), 1)
+    return None
+
+
+def _run_lab_playbook(name: str) -> None:
+    result = run_playbook(
+        RunRequest(playbook=playbook(name), inventory=rack.hosts_file().parent), lab_dir() / "runs"
+    )
+    assert result.exit_code == ExitCode.OK, result
+
+
+def _contains(live: Any, rendered: Any) -> bool:
+    """Whether every field of the rendered object has its value in the live one."""
+    if isinstance(rendered, dict):
+        return isinstance(live, dict) and all(
+            k in live and _contains(live[k], v) for k, v in rendered.items()
+        )
+    if isinstance(rendered, list):
+        return isinstance(live, list) and len(live) == len(rendered) and all(map(_contains, live, rendered))
+    return bool(live == rendered)
+
+
+def _assert_render_equals_the_cluster(inventory: str, out: Path) -> None:
+    assert cli.main(["platform", "render", "-i", inventory, "--output", str(out)]) == 0
+    api = DynamicClient(client.ApiClient())
+    rendered = [o for f in sorted(out.glob("*.yaml")) for o in yaml.safe_load_all(f.read_text()) if o]
+    assert rendered, "render wrote no objects"
+    for obj in rendered:
+        meta = obj["metadata"]
+        resource = api.resources.get(api_version=obj["apiVersion"], kind=obj["kind"])
+        live = resource.get(name=meta["name"], namespace=meta.get("namespace")).to_dict()
+        body = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind")}
+        assert _contains(live, body), f"{obj['kind']} {meta.get('namespace', '')}/{meta['name']} differs"
+
+
+# --- queueing ---------------------------------------------------------------------------------
+
+
+def _job(
+    name: str, team: str, gpus: int, priority: str, node_selector: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """A Job for the team's LocalQueue: suspended, with no toleration or pool of its own."""
+    resources = {"cpu": "10m", "memory": "16Mi"}
+    if gpus:
+        resources["nvidia.com/gpu"] = str(gpus)
+    pod: dict[str, Any] = {
+        "restartPolicy": "Never",
+        "terminationGracePeriodSeconds": 0,
+        "containers": [
+            {
+                "name": "main",
+                "image": NETCHECK,
+                "imagePullPolicy": "IfNotPresent",
+                "args": ["sleep", "600"],
+                "resources": {"requests": resources, "limits": resources},
+                "securityContext": RESTRICTED,
+            }
+        ],
+    }
+    if node_selector:
+        pod["nodeSelector"] = node_selector
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name, "labels": {QUEUE_LABEL: team, PRIORITY_LABEL: priority}},
+        "spec": {"suspend": True, "backoffLimit": 0, "template": {"spec": pod}},
+    }
+
+
+def _workload(team: str, job: str) -> dict[str, Any] | None:
+    items = client.CustomObjectsApi().list_namespaced_custom_object(*KUEUE, team, "workloads")["items"]
+    owned = [w for w in items if any(o["name"] == job for o in w["metadata"].get("ownerReferences", []))]
+    return owned[0] if owned else None
+
+
+def _condition(workload: dict[str, Any] | None, kind: str) -> dict[str, Any] | None:
+    for found in ((workload or {}).get("status") or {}).get("conditions") or []:
+        if found["type"] == kind:
+            return dict(found)
+    return None
+
+
+def _admitted(team: str, job: str) -> dict[str, Any] | None:
+    workload = _workload(team, job)
+    state = _condition(workload, "Admitted")
+    return workload if state and state["status"] == "True" else None
+
+
+def _assert_queueing(inventory: str, capsys: pytest.CaptureFixture[str]) -> None:
+    batch, core = client.BatchV1Api(), client.CoreV1Api()
+    # Within alpha's nominal 4 GPUs: admitted, and its pod runs on the H100 pool with the
+    # flavor's node label and toleration, which the Job did not have.
+    batch.create_namespaced_job("alpha", _job("a1", "alpha", 4, "batch"))
+    _wait("a1 admitted", lambda: _admitted("alpha", "a1"))
+    pod = _wait(
+        "a1's pod running",
+        lambda: [
+            p
+            for p in core.list_namespaced_pod("alpha", label_selector="job-name=a1").items
+            if p.status.phase == "Running"
+        ],
+    )[0]
+    assert core.read_node(pod.spec.node_name).metadata.labels["gpurack.io/pool"] == HGX
+    assert pod.spec.node_selector == {"gpurack.io/pool": HGX}
+    assert ("gpurack.io/pool", HGX, "NoSchedule") in [
+        (t.key, t.value, t.effect) for t in pod.spec.tolerations
+    ]
+
+    # Beyond nominal: borrows beta's idle GPUs from the cohort.
+    batch.create_namespaced_job("alpha", _job("a2", "alpha", 4, "batch"))
+    _wait("a2 admitted on borrowed quota", lambda: _admitted("alpha", "a2"))
+    usage = client.CustomObjectsApi().get_cluster_custom_object(*KUEUE, "clusterqueues", "alpha")["status"]
+    gpus = {r["name"]: r for f in usage["flavorsUsage"] if f["name"] == HGX for r in f["resources"]}[
+        "nvidia.com/gpu"
+    ]
+    assert (gpus["total"], gpus.get("borrowed")) == ("8", "4"), usage
+
+    # The pool is full: a third waits, and `gpurack queue` names the quota that blocks it.
+    batch.create_namespaced_job("alpha", _job("a3", "alpha", 1, "batch"))
+    waiting = _wait(
+        "a3 pending with a reason",
+        lambda: (c := _condition(_workload("alpha", "a3"), "QuotaReserved")) and c["status"] == "False" and c,
+    )
+    assert "nvidia.com/gpu" in waiting["message"], waiting
+    capsys.readouterr()
+    assert cli.main(["queue", "-i", inventory, "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    text = json.dumps(shown)
+    assert "a3" in text and "nvidia.com/gpu" in text and HGX in text, shown
+
+    # A training job (priority 1000) preempts a batch one (100) within alpha's queue.
+    batch.delete_namespaced_job("a3", "alpha", propagation_policy="Background")
+    batch.create_namespaced_job("alpha", _job("a4", "alpha", 4, "training"))
+    _wait("a4 admitted by preemption", lambda: _admitted("alpha", "a4"), timeout_s=180)
+    evicted = [
+        c
+        for j in ("a1", "a2")
+        if (c := _condition(_workload("alpha", j), "Evicted")) and c["status"] == "True"
+    ]
+    assert evicted and evicted[0]["reason"] == "Preempted", evicted
+    batch.delete_collection_namespaced_job("alpha", propagation_policy="Background")
+
+
+# --- tenancy ----------------------------------------------------------------------------------
+
+
+def _may_create_pods(groups: list[str], namespace: str) -> bool:
+    review = client.AuthorizationV1Api().create_subject_access_review(
+        {
+            "apiVersion": "authorization.k8s.io/v1",
+            "kind": "SubjectAccessReview",
+            "spec": {
+                "user": "member@example.org",
+                "groups": groups,
+                "resourceAttributes": {"namespace": namespace, "verb": "create", "resource": "pods"},
+            },
+        }
+    )
+    return bool(review.status.allowed)
+
+
+def _pod(name: str, node: str, args: list[str], **extra: Any) -> dict[str, Any]:
+    container: dict[str, Any] = {
+        "name": "main",
+        "image": NETCHECK,
+        "imagePullPolicy": "IfNotPresent",
+        "args": args,
+        "securityContext": dict(RESTRICTED),
+    }
+    container.update(extra)
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "labels": {"app": name}},
+        "spec": {
+            "nodeName": node,
+            "restartPolicy": "Never",
+            "terminationGracePeriodSeconds": 0,
+            "tolerations": [{"operator": "Exists"}],
+            "containers": [container],
+        },
+    }
+
+
+def _refusal(namespace: str, pod: dict[str, Any]) -> str:
+    with pytest.raises(ApiException) as refused:
+        client.CoreV1Api().create_namespaced_pod(namespace, pod)
+    assert refused.value.status == 403, refused.value
+    return str(refused.value.body)
+
+
+def _connects(namespace: str, name: str, server_ip: str) -> bool:
+    core = client.CoreV1Api()
+    core.create_namespaced_pod(namespace, _pod(name, "lab-w2", ["connect", f"{server_ip}:8080", "5"]))
+    phase = _wait(
+        f"{name} to finish",
+        lambda: (
+            (p := core.read_namespaced_pod(name, namespace).status.phase) in {"Succeeded", "Failed"} and p
+        ),
+        timeout_s=90,
+    )
+    return bool(phase == "Succeeded")
+
+
+def _assert_tenancy() -> None:
+    assert _may_create_pods(["alpha-users"], "alpha")
+    assert not _may_create_pods(["alpha-users"], "beta")
+
+    over = _pod("over-quota", "lab-w2", ["sleep", "5"], resources={"limits": {"nvidia.com/gpu": "9"}})
+    message = _refusal("alpha", over)
+    assert "exceeded quota: gpurack-team" in message and "requests.nvidia.com/gpu" in message, message
+
+    privileged = _pod("privileged", "lab-w2", ["sleep", "5"])
+    privileged["spec"]["containers"][0]["securityContext"] = {"privileged": True}
+    message = _refusal("alpha", privileged)
+    assert "violates PodSecurity" in message and "restricted" in message, message
+
+
+def test_team_pods_cannot_reach_each_other(cluster: LabCluster) -> None:
+    """The teams' NetworkPolicies (default deny, then the namespace itself), enforced by the
+    lab's agent: a pod of beta reaches beta's server, a pod of alpha does not."""
+    _run_lab_playbook("lab_network_policies")
+    core = client.CoreV1Api()
+    core.create_namespaced_pod("beta", _pod("server", "lab-w1", ["serve", "8080"]))
+    try:
+        server_ip = _wait(
+            "beta's server running",
+            lambda: (
+                (p := core.read_namespaced_pod("server", "beta")).status.phase == "Running"
+                and p.status.pod_ip
+            ),
+        )
+        assert _connects("beta", "same-team", server_ip), "a pod of beta could not reach beta's server"
+        assert not _connects("alpha", "other-team", server_ip), "a pod of alpha reached beta's server"
+    finally:
+        for namespace, name in (("beta", "server"), ("beta", "same-team"), ("alpha", "other-team")):
+            core.delete_namespaced_pod(name, namespace, grace_period_seconds=0)
+
+
+def _assert_audit_log_records_jobs_and_secret_reads() -> None:
+    """The control plane's audit policy (roles/kubeadm_control_plane): a job's submission with
+    its body, a Secret's read with who read it and never its data."""
+    core = client.CoreV1Api()
+    core.create_namespaced_secret(
+        "beta", {"metadata": {"name": "audit-probe"}, "stringData": {"token": "s3cr3t-audit"}}
+    )
+    core.read_namespaced_secret("audit-probe", "beta")
+    core.delete_namespaced_secret("audit-probe", "beta")
+
+    def entries() -> list[dict[str, Any]]:
+        log = ssh("lab-cp1", """grep -E '"name":"(a1|audit-probe)"' /var/log/kubernetes/audit/audit.log""")
+        return [json.loads(line) for line in log.stdout.splitlines() if line.startswith("{")]
+
+    def found() -> tuple[dict[str, Any], dict[str, Any]] | None:
+        seen = entries()
+        job = [
+            e
+            for e in seen
+            if e.get("verb") == "create"
+            and e.get("objectRef", {}).get("resource") == "jobs"
+            and e["objectRef"].get("name") == "a1"
+            and e.get("stage") == "ResponseComplete"
+        ]
+        read = [
+            e for e in seen if e.get("verb") == "get" and e.get("objectRef", {}).get("name") == "audit-probe"
+        ]
+        return (job[0], read[0]) if job and read else None
+
+    job, read = _wait("the audit log's job and secret entries", found, timeout_s=60)
+    assert job["level"] == "RequestResponse" and job["requestObject"]["metadata"]["name"] == "a1", job
+    assert read["level"] == "Metadata" and read["user"]["username"], read
+    log = ssh("lab-cp1", "grep -c s3cr3t-audit /var/log/kubernetes/audit/audit.log")
+    assert log.stdout.strip() == "0", "a Secret's data reached the audit log"
+
+
+# --- homogeneity ------------------------------------------------------------------------------
+
+
+def _assert_port_down_worker_flagged(inventory: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """lab-w4's first IB port is down: with expectations that do not count ports its preflight
+    passes, and the inventory still flags it against lab-w2 and lab-w3, its pool's majority."""
+    expect = {"gpurack_expect": {"gpu": {"count": 8}}}
+    code, result = json_run(
+        ["run", "preflight", "-i", inventory, "-l", "lab-w2,lab-w3,lab-w4", "-e", json.dumps(expect)], capsys
+    )
+    assert code == 0, result
+    code, found = json_run(["inventory", "outliers", "--pool", HGX], capsys)
+    assert code == ExitCode.FAILED, found
+    (pool,) = found["pools"]
+    flagged = {(o["host"], o["attribute"]): o for o in pool["outliers"]}
+    assert {host for host, _ in flagged} == {"lab-w4"}, pool
+    ports = next(o for (_, attribute), o in flagged.items() if "port" in attribute)
+    assert (ports["value"], ports["majority"], ports["peers_with_majority"]) == ("7", "8", 2), ports
+
+
+# --- figures ----------------------------------------------------------------------------------
+
+
+def _admission_latency(count: int) -> dict[str, float]:
+    """Seconds from creating each of `count` queued jobs to its Workload's Admitted condition,
+    seen by polling; the jobs' pods select a label no node has, so nothing runs."""
+    batch, custom = client.BatchV1Api(), client.CustomObjectsApi()
+    created: dict[str, float] = {}
+    for i in range(count):
+        name = f"latency-{i:03d}"
+        batch.create_namespaced_job("beta", _job(name, "beta", 0, "batch", {"gpurack.io/bench": "none"}))
+        created[name] = time.monotonic()
+    admitted: dict[str, float] = {}
+
+    def all_admitted() -> bool:
+        now = time.monotonic()
+        for workload in custom.list_namespaced_custom_object(*KUEUE, "beta", "workloads")["items"]:
+            owner = next((o["name"] for o in workload["metadata"].get("ownerReferences", [])), "")
+            state = _condition(workload, "Admitted")
+            if owner in created and owner not in admitted and state and state["status"] == "True":
+                admitted[owner] = now
+        return len(admitted) == count
+
+    _wait(f"{count} jobs admitted", all_admitted, timeout_s=300, every_s=0.2)
+    latencies = sorted(admitted[n] - created[n] for n in created)
+    batch.delete_collection_namespaced_job("beta", propagation_policy="Background")
+    return {
+        f"admission p50, {count} jobs (s)": round(statistics.median(latencies), 2),
+        f"admission p95, {count} jobs (s)": round(latencies[int(0.95 * (count - 1))], 2),
+    }
