@@ -100,7 +100,7 @@ def test_query_returns_labels_and_values(prometheus: str) -> None:
 @pytest.mark.parametrize(
     ("promql", "message"),
     [
-        ("bad(", r"Prometheus answered HTTP 400 to .*/api/v1/query\?query=bad%28: parse error at char 5"),
+        ("bad(", r"Prometheus at http://127\.0\.0\.1:\d+/? answered HTTP 400: parse error at char 5"),
         ("scalar(1)", r"answered 'scalar\(1\)' with a 'scalar', not a vector"),
         ("broken", r"vector for 'broken' is malformed"),
         ("not-json", r"is not JSON"),
@@ -116,5 +116,5 @@ def test_unreachable_prometheus_names_the_url() -> None:
     server = ThreadingHTTPServer(("127.0.0.1", 0), FakePrometheus)
     port = server.server_address[1]
     server.server_close()
-    with pytest.raises(NotAssessedError, match=rf"Could not reach Prometheus at http://127.0.0.1:{port}/api"):
+    with pytest.raises(NotAssessedError, match=rf"cannot reach Prometheus at http://127.0.0.1:{port}: "):
         query(f"http://127.0.0.1:{port}", "gpurack_node_validated", timeout=2)

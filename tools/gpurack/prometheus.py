@@ -49,7 +49,7 @@ class FailingCheck:
     component: str
 
 
-def _get(url: str, timeout: float) -> Any:
+def _get(url: str, base_url: str, timeout: float) -> Any:
     try:
         with urllib.request.urlopen(url, timeout=timeout) as response:
             return json.load(response)
@@ -61,13 +61,13 @@ def _get(url: str, timeout: float) -> Any:
             body = {}
         detail = body.get("error") if isinstance(body, dict) else None
         raise NotAssessedError(
-            f"Prometheus answered HTTP {exc.code} to {url}" + (f": {detail}" if detail else "")
+            f"Prometheus at {base_url} answered HTTP {exc.code}" + (f": {detail}" if detail else "")
         ) from None
     except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
         reason = getattr(exc, "reason", exc)
-        raise NotAssessedError(f"Could not reach Prometheus at {url}: {reason}") from None
+        raise NotAssessedError(f"cannot reach Prometheus at {base_url}: {reason}") from None
     except ValueError as exc:
-        raise NotAssessedError(f"Prometheus's answer from {url} is not JSON: {exc}") from None
+        raise NotAssessedError(f"Prometheus at {base_url}: its answer is not JSON: {exc}") from None
 
 
 def query(base_url: str, promql: str, timeout: float = DEFAULT_TIMEOUT_S) -> list[Sample]:
@@ -81,14 +81,14 @@ def query(base_url: str, promql: str, timeout: float = DEFAULT_TIMEOUT_S) -> lis
     if parsed.scheme not in ("http", "https") or not parsed.netloc:
         raise UsageError(f"not a Prometheus URL: {base_url!r} (expected http://HOST:PORT)")
     url = f"{base_url.rstrip('/')}/api/v1/query?{urllib.parse.urlencode({'query': promql})}"
-    answer = _get(url, timeout)
+    answer = _get(url, base_url, timeout)
     if not isinstance(answer, dict) or answer.get("status") != "success":
         error = answer.get("error") if isinstance(answer, dict) else answer
-        raise NotAssessedError(f"Prometheus refused {promql!r} at {base_url}: {error}")
+        raise NotAssessedError(f"Prometheus at {base_url} refused {promql!r}: {error}")
     data = answer.get("data") or {}
     if data.get("resultType") != "vector" or not isinstance(data.get("result"), list):
         raise NotAssessedError(
-            f"Prometheus answered {promql!r} with a {data.get('resultType')!r}, not a vector ({base_url})"
+            f"Prometheus at {base_url} answered {promql!r} with a {data.get('resultType')!r}, not a vector"
         )
     try:
         return [
@@ -96,7 +96,7 @@ def query(base_url: str, promql: str, timeout: float = DEFAULT_TIMEOUT_S) -> lis
             for item in data["result"]
         ]
     except (KeyError, IndexError, TypeError, ValueError) as exc:
-        raise NotAssessedError(f"Prometheus's vector for {promql!r} is malformed: {exc!r}") from None
+        raise NotAssessedError(f"Prometheus at {base_url}: the vector for {promql!r} is malformed: {exc!r}") from None
 
 
 def node_validations(base_url: str, timeout: float = DEFAULT_TIMEOUT_S) -> list[NodeValidation]:
