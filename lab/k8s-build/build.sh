@@ -103,7 +103,7 @@ RECIPE=(
   "cni-plugins|cni-plugins|0||-s -w -X github.com/containernetworking/plugins/pkg/utils/buildversion.BuildVersion=$CNI_PLUGINS_VERSION|github.com/containernetworking/plugins/plugins/main/bridge github.com/containernetworking/plugins/plugins/ipam/host-local github.com/containernetworking/plugins/plugins/main/loopback github.com/containernetworking/plugins/plugins/meta/portmap"
   "helm|helm|0||-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION -X helm.sh/helm/v3/internal/version.gitTreeState=clean -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=$HELM_K8S_MAJOR -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=$HELM_K8S_MINOR -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=$HELM_K8S_MAJOR -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$HELM_K8S_MINOR|helm.sh/helm/v3/cmd/helm"
   "coredns|coredns|0||-s -w|github.com/coredns/coredns"
-  # The platform layer (docs/lab-kubernetes.md "Kueue and kube-network-policies"): Kueue's
+  # The platform layer (docs/lab-kubernetes.md "Kueue and the NetworkPolicy agent"): Kueue's
   # Makefile `build` target (CGO off, pkg/version ldflags; BuildDate = the tag's time),
   # controller-gen for its CRDs (Kueue's Makefile `go install`s it), and the NetworkPolicy
   # agent as kube-network-policies' Dockerfile builds ./cmd (CGO off, no ldflags).
