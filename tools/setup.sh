@@ -26,6 +26,8 @@ command -v pkg-config >/dev/null || need+=(pkg-config)
 # ... and copies Debian's nft and iptables (with their libraries) into the kube-proxy image.
 [ -x /usr/sbin/nft ] || need+=(nftables)
 [ -x /usr/sbin/xtables-nft-multi ] || need+=(iptables)
+# ... and ipset (with iptables) into the kube-router image, the lab's NetworkPolicy agent.
+[ -x /usr/sbin/ipset ] || need+=(ipset)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
     echo "setup: installing ${need[*]} from the distribution"

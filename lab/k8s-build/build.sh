@@ -36,9 +36,10 @@ if ! command -v go >/dev/null && [[ -x /usr/local/go/bin/go ]]; then
 fi
 command -v go >/dev/null || { echo "k8s-build: go is not installed" >&2; exit 64; }
 # Host files the kube-proxy image carries (Debian 12's nftables and iptables packages).
-for host_file in /usr/sbin/nft /usr/sbin/xtables-nft-multi; do
+# ipset: the kube-router image's (its firewall programs ipsets with the binary).
+for host_file in /usr/sbin/nft /usr/sbin/xtables-nft-multi /usr/sbin/ipset; do
   [[ -x $host_file ]] || {
-    echo "k8s-build: $host_file is missing: apt-get install nftables iptables (make setup does)" >&2
+    echo "k8s-build: $host_file is missing: apt-get install nftables iptables ipset (make setup does)" >&2
     exit 64
   }
 done
@@ -103,13 +104,16 @@ RECIPE=(
   "cni-plugins|cni-plugins|0||-s -w -X github.com/containernetworking/plugins/pkg/utils/buildversion.BuildVersion=$CNI_PLUGINS_VERSION|github.com/containernetworking/plugins/plugins/main/bridge github.com/containernetworking/plugins/plugins/ipam/host-local github.com/containernetworking/plugins/plugins/main/loopback github.com/containernetworking/plugins/plugins/meta/portmap"
   "helm|helm|0||-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION -X helm.sh/helm/v3/internal/version.gitTreeState=clean -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=$HELM_K8S_MAJOR -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=$HELM_K8S_MINOR -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=$HELM_K8S_MAJOR -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$HELM_K8S_MINOR|helm.sh/helm/v3/cmd/helm"
   "coredns|coredns|0||-s -w|github.com/coredns/coredns"
-  # The platform layer (docs/lab-kubernetes.md "Kueue and kube-network-policies"): Kueue's
+  # The platform layer (docs/lab-kubernetes.md "Kueue and the NetworkPolicy agent"): Kueue's
   # Makefile `build` target (CGO off, pkg/version ldflags; BuildDate = the tag's time),
   # controller-gen for its CRDs (Kueue's Makefile `go install`s it), and the NetworkPolicy
   # agent as kube-network-policies' Dockerfile builds ./cmd (CGO off, no ldflags).
   "kueue|kueue|0||-s -w -X sigs.k8s.io/kueue/pkg/version.GitVersion=$KUEUE_VERSION -X sigs.k8s.io/kueue/pkg/version.BuildDate=$KUEUE_BUILD_DATE|sigs.k8s.io/kueue/cmd/kueue"
   "controller-gen|controller-tools|0||-s -w|sigs.k8s.io/controller-tools/cmd/controller-gen"
   "kube-network-policies|kube-network-policies|0||-s -w|sigs.k8s.io/kube-network-policies/cmd"
+  # The lab's NetworkPolicy agent: kube-router's Makefile `kube-router` target (CGO off,
+  # pkg/version ldflags; Version = the tag, BuildDate = the tag's time).
+  "kube-router|kube-router|0||-s -w -X github.com/cloudnativelabs/kube-router/v2/pkg/version.Version=$KUBE_ROUTER_VERSION -X github.com/cloudnativelabs/kube-router/v2/pkg/version.BuildDate=$KUBE_ROUTER_BUILD_DATE|github.com/cloudnativelabs/kube-router/v2/cmd/kube-router"
 )
 # The lab's own tools: built like the recipe's components, but keyed on their source (a stamp
 # per source hash) instead of the cache directory, so a change to one never rebuilds the rest.
@@ -121,24 +125,33 @@ LAB_TOOLS=(
 OPTIONAL=" coredns etcdctl "
 # Built only when named (`--only helm`): nothing in `make test` runs them yet, and helm alone
 # is about 90 s of a cold build. The recipe (and so the cache key) still holds them.
-ON_REQUEST=" helm "
+# kube-network-policies (about 5 min cold, its image and manifest) cannot enforce on the lab
+# machines' kernels (no CONFIG_NFT_QUEUE); kube-router's firewall is the lab's agent instead.
+ON_REQUEST=" helm kube-network-policies image:kube-network-policies "
 # runc is extra CGO work (libseccomp); per docs/lab-kubernetes.md containerd 2.x wants a
 # newer runc than Debian 12's 1.1.5, so it is built unless RUNC_VERSION is empty.
 [[ -z ${RUNC_VERSION:-} ]] && RECIPE=("${RECIPE[@]/#runc|*/}")
 # binaries the runc build needs besides Go: gcc and libseccomp-dev (static library)
 
+# Debian 12's iptables (nft backend) with its extensions and the names that call it: the
+# kube-proxy and kube-router images carry it (mkimage.py adds the libraries ldd names).
+IPTABLES_FILES="--host-file /usr/sbin/xtables-nft-multi --host-tree /usr/lib/x86_64-linux-gnu/xtables"
+for name in iptables iptables-save iptables-restore ip6tables ip6tables-save ip6tables-restore; do
+  IPTABLES_FILES+=" --symlink /usr/sbin/$name:xtables-nft-multi"
+done
 # Images: name | tag | binary | extra mkimage.py arguments. kubeadm names them
 # <imageRepository>/<name>:<tag>; the tags are the ones kubeadm v1.36 asks for.
 IMAGES=(
   "kube-apiserver|$KUBERNETES_VERSION|kube-apiserver|"
   "kube-controller-manager|$KUBERNETES_VERSION|kube-controller-manager|"
   "kube-scheduler|$KUBERNETES_VERSION|kube-scheduler|"
-  "kube-proxy|$KUBERNETES_VERSION|kube-proxy|--host-file /usr/sbin/xtables-nft-multi --host-file /usr/sbin/nft --host-tree /usr/lib/x86_64-linux-gnu/xtables --symlink /usr/sbin/iptables:xtables-nft-multi --symlink /usr/sbin/iptables-save:xtables-nft-multi --symlink /usr/sbin/iptables-restore:xtables-nft-multi --symlink /usr/sbin/ip6tables:xtables-nft-multi --symlink /usr/sbin/ip6tables-save:xtables-nft-multi --symlink /usr/sbin/ip6tables-restore:xtables-nft-multi"
+  "kube-proxy|$KUBERNETES_VERSION|kube-proxy|--host-file /usr/sbin/nft $IPTABLES_FILES"
   "etcd|${ETCD_VERSION#v}-0|etcd|--dir /var/lib/etcd:0700"
   "pause|$PAUSE_VERSION|pause|"
   "coredns|$COREDNS_VERSION|coredns|"
   "kueue|$KUEUE_VERSION|kueue|--user 65532:65532"
   "kube-network-policies|$KUBE_NETWORK_POLICIES_VERSION|kube-network-policies|"
+  "kube-router|$KUBE_ROUTER_VERSION|kube-router|--host-file /usr/sbin/ipset $IPTABLES_FILES"
   "netcheck|$NETCHECK_VERSION|netcheck|"
 )
 
@@ -202,6 +215,7 @@ update() {
      [kueue]="sigs.k8s.io/kueue $KUEUE_VERSION"
      [controller-tools]="sigs.k8s.io/controller-tools $CONTROLLER_TOOLS_VERSION"
      [kube-network-policies]="sigs.k8s.io/kube-network-policies $KUBE_NETWORK_POLICIES_VERSION"
+     [kube-router]="github.com/cloudnativelabs/kube-router/v2 $KUBE_ROUTER_VERSION"
    )
    for dir in "${!up[@]}"; do
      (( $# == 0 )) || [[ " $* " == *" $dir "* ]] || continue
@@ -311,6 +325,8 @@ build_image() {  # image line
     # as its Dockerfile: /bin/netpol as CMD (install.yaml passes it as args[0])
     kube-network-policies) dest=/bin/netpol; cmd='["/bin/netpol"]' ;;
     netcheck) dest=/netcheck; entry='["/netcheck"]' ;;
+    # as kube-router's Dockerfile: /usr/local/bin/kube-router as ENTRYPOINT
+    kube-router) entry='["/usr/local/bin/kube-router"]' ;;
   esac
   local start=$SECONDS
   local -a args=(--ref "$ref" --out "$file" --file "$OUT/bin/$bin:$dest:0755"
@@ -340,7 +356,7 @@ module_dir() {  # wrapper-dir module: the module's (read-only) directory in GOMO
 }
 
 # The install manifests (manifests.py): Kueue's, with CRDs, RBAC and webhooks generated by
-# controller-gen as Kueue's Makefile does, and kube-network-policies'. Remade (seconds, plus
+# controller-gen as Kueue's Makefile does, and kube-router's firewall DaemonSet. Remade (seconds, plus
 # controller-gen's type-checking) when manifests.py, the versions or the tools change.
 build_manifests() {
   local key=manifests stamp="$OUT/stamps/manifests" inputs b
@@ -349,7 +365,7 @@ build_manifests() {
   done
   inputs=$({ cat "$HERE/manifests.py" "$HERE/versions.env"
              stat -c '%s %Y' "$OUT/bin/controller-gen" "$OUT/bin/kubectl"; } | sha256sum | cut -c1-16)
-  if [[ -f $OUT/manifests/kueue.yaml && -f $OUT/manifests/kube-network-policies.yaml &&
+  if [[ -f $OUT/manifests/kueue.yaml && -f $OUT/manifests/kube-router-firewall.yaml &&
         $(cut -d' ' -f2 "$stamp" 2>/dev/null) == "$inputs" ]]; then
     COLD[$key]=$(cut -d' ' -f1 "$stamp"); record "$key" 0 cached; return 0
   fi
@@ -361,11 +377,11 @@ build_manifests() {
       --image "$IMAGE_REPOSITORY/kueue:$KUEUE_VERSION" --gomod-dir "$HERE/kueue" \
       --controller-gen "$OUT/bin/controller-gen" --kubectl "$OUT/bin/kubectl" \
       --work "$OUT/manifests/kueue-build" --out "$OUT/manifests/kueue.yaml" &&
-    nice -n "$NICE" python3 "$HERE/manifests.py" kube-network-policies \
-      --module "$(module_dir kube-network-policies sigs.k8s.io/kube-network-policies)" \
-      --version "$KUBE_NETWORK_POLICIES_VERSION" \
-      --image "$IMAGE_REPOSITORY/kube-network-policies:$KUBE_NETWORK_POLICIES_VERSION" \
-      --out "$OUT/manifests/kube-network-policies.yaml"
+    nice -n "$NICE" python3 "$HERE/manifests.py" kube-router-firewall \
+      --module "$(module_dir kube-router github.com/cloudnativelabs/kube-router/v2)" \
+      --version "$KUBE_ROUTER_VERSION" \
+      --image "$IMAGE_REPOSITORY/kube-router:$KUBE_ROUTER_VERSION" \
+      --out "$OUT/manifests/kube-router-firewall.yaml"
   } >"$OUT/logs/manifests.log" 2>&1 || rc=$?
   local secs=$((SECONDS - start))
   if (( rc )); then
@@ -374,6 +390,15 @@ build_manifests() {
   fi
   echo "$secs $inputs" >"$stamp"; COLD[$key]=$secs; record "$key" "$secs" built
   log "made manifests in ${secs}s: $(tail -n 1 "$OUT/manifests/kueue-build/generated-vs-shipped.txt")"
+}
+
+# kube-network-policies' manifest (on request, with its image): the module's install.yaml.
+build_network_policies_manifest() {
+  nice -n "$NICE" python3 "$HERE/manifests.py" kube-network-policies \
+    --module "$(module_dir kube-network-policies sigs.k8s.io/kube-network-policies)" \
+    --version "$KUBE_NETWORK_POLICIES_VERSION" \
+    --image "$IMAGE_REPOSITORY/kube-network-policies:$KUBE_NETWORK_POLICIES_VERSION" \
+    --out "$OUT/manifests/kube-network-policies.yaml" 2>>"$OUT/FAILED.txt"
 }
 
 download_modules() {
@@ -470,7 +495,8 @@ for line in "${IMAGES[@]}"; do
   build_image "$line" || { [[ $name == coredns ]] || failed_required=1; }
 done
 ORDER+=(manifests)
-if want manifests || want kueue; then build_manifests || failed_required=1; fi
+if want manifests || want kueue || want kube-router; then build_manifests || failed_required=1; fi
+if want kube-network-policies; then build_network_policies_manifest || failed_required=1; fi
 rmdir "$OUT"/tmp/* "$OUT/tmp" 2>/dev/null || true
 for line in "${IMAGES[@]}"; do cat "$OUT/images/${line%%|*}.txt" 2>/dev/null || true; done >"$OUT/images/images.txt"
 # (re)write the checksums only when something changed: hashing 750 MB takes seconds

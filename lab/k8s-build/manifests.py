@@ -10,12 +10,21 @@ config/default with a lab overlay: the locally made image, `imagePullPolicy: IfN
 (nothing can be pulled), and the manager on the control plane (the lab's workers carry pool
 taints; the image is imported there).
 
-kube-network-policies: the module's install.yaml with the locally made image.
+kube-network-policies: the module's install.yaml with the locally made image (built only on
+request: it cannot enforce on the lab machines' kernels, see docs/lab-kubernetes.md).
+
+kube-router-firewall: the lab's NetworkPolicy agent, kube-router's network policy controller
+alone beside the lab's bridge CNI, as the module's daemonset/kube-router-firewall-daemonset.yaml
+runs it but without its CNI install (`--enable-cni=false`): a DaemonSet in the host network of
+every node (every taint tolerated), with the service account and the ClusterRole of the
+module's daemonsets (pods, namespaces, nodes, services, endpoints, endpointslices,
+networkpolicies).
 
 Usage (build.sh runs it):
   manifests.py kueue --module DIR --controller-gen BIN --kubectl BIN --image REF
                      --gomod-dir DIR --work DIR --out FILE
   manifests.py kube-network-policies --module DIR --image REF --out FILE
+  manifests.py kube-router-firewall --module DIR --image REF --out FILE
 """
 
 from __future__ import annotations
@@ -228,6 +237,124 @@ def network_policies(a: argparse.Namespace) -> int:
     return 0
 
 
+KUBE_ROUTER = "kube-router"
+# Network policy only, beside another CNI (the module's docs/user-guide.md): no routing, no
+# service proxy (kube-proxy is the lab's), no CNI config of its own, no BGP, no pod SNAT.
+KUBE_ROUTER_ARGS = (
+    "--run-firewall=true",
+    "--run-router=false",
+    "--run-service-proxy=false",
+    "--run-loadbalancer=false",
+    "--enable-cni=false",
+    "--enable-ibgp=false",
+    "--enable-overlay=false",
+    "--enable-pod-egress=false",
+)
+KUBE_ROUTER_HEALTH_PORT = 20244
+_READ = ["get", "list", "watch"]
+KUBE_ROUTER_RULES = [
+    {
+        "apiGroups": [""],
+        "resources": ["namespaces", "pods", "services", "nodes", "endpoints"],
+        "verbs": _READ,
+    },
+    {"apiGroups": ["networking.k8s.io"], "resources": ["networkpolicies"], "verbs": [*_READ]},
+    {"apiGroups": ["discovery.k8s.io"], "resources": ["endpointslices"], "verbs": [*_READ]},
+]
+
+
+def _kube_router_container(image: str) -> dict[str, Any]:
+    return {
+        "name": KUBE_ROUTER,
+        "image": image,
+        "imagePullPolicy": "IfNotPresent",
+        "args": list(KUBE_ROUTER_ARGS),
+        "env": [{"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}],
+        "securityContext": {"privileged": True},
+        "livenessProbe": {
+            "httpGet": {"path": "/healthz", "port": KUBE_ROUTER_HEALTH_PORT},
+            "initialDelaySeconds": 10,
+            "periodSeconds": 3,
+        },
+        "readinessProbe": {
+            "httpGet": {"path": "/healthz", "port": KUBE_ROUTER_HEALTH_PORT},
+            "periodSeconds": 3,
+        },
+        "resources": {"requests": {"cpu": "50m", "memory": "64Mi"}},
+        "volumeMounts": [
+            {"name": "xtables-lock", "mountPath": "/run/xtables.lock"},
+        ],
+    }
+
+
+def _kube_router_daemonset(image: str) -> dict[str, Any]:
+    labels = {"k8s-app": KUBE_ROUTER}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": KUBE_ROUTER, "namespace": "kube-system", "labels": dict(labels)},
+        "spec": {
+            "selector": {"matchLabels": dict(labels)},
+            "template": {
+                "metadata": {"labels": dict(labels)},
+                "spec": {
+                    "serviceAccountName": KUBE_ROUTER,
+                    "priorityClassName": "system-node-critical",
+                    "hostNetwork": True,
+                    "tolerations": [{"operator": "Exists"}],
+                    "containers": [_kube_router_container(image)],
+                    "volumes": [
+                        {
+                            "name": "xtables-lock",
+                            "hostPath": {"path": "/run/xtables.lock", "type": "FileOrCreate"},
+                        },
+                    ],
+                },
+            },
+        },
+    }
+
+
+def kube_router_objects(image: str) -> list[dict[str, Any]]:
+    """The firewall's ServiceAccount, ClusterRole, ClusterRoleBinding and DaemonSet."""
+    meta = {"name": KUBE_ROUTER}
+    return [
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {**meta, "namespace": "kube-system"}},
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": meta,
+            "rules": KUBE_ROUTER_RULES,
+        },
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": meta,
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": KUBE_ROUTER},
+            "subjects": [{"kind": "ServiceAccount", "name": KUBE_ROUTER, "namespace": "kube-system"}],
+        },
+        _kube_router_daemonset(image),
+    ]
+
+
+def kube_router_firewall(a: argparse.Namespace) -> int:
+    shipped = Path(a.module) / "daemonset/kube-router-firewall-daemonset.yaml"
+    args = {
+        arg
+        for d in _docs(shipped)
+        if d["kind"] == "DaemonSet"
+        for c in d["spec"]["template"]["spec"]["containers"]
+        for arg in c.get("args", [])
+    }
+    missing = {"--run-router=false", "--run-firewall=true", "--run-service-proxy=false"} - args
+    if missing:
+        print(f"{shipped.name} no longer runs the firewall alone (lacks {sorted(missing)})", file=sys.stderr)
+        return 1
+    header = f"# kube-router {a.version}: its network policy controller alone, image {a.image}\n"
+    _write(Path(a.out), header + yaml.safe_dump_all(kube_router_objects(a.image), sort_keys=False))
+    return 0
+
+
 def _write(out: Path, text: str) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_suffix(".tmp")
@@ -240,7 +367,8 @@ def main(argv: list[str]) -> int:
     sub = p.add_subparsers(dest="what", required=True)
     k = sub.add_parser("kueue")
     n = sub.add_parser("kube-network-policies")
-    for s in (k, n):
+    r = sub.add_parser("kube-router-firewall")
+    for s in (k, n, r):
         s.add_argument("--module", required=True, help="the module's directory in GOMODCACHE")
         s.add_argument("--image", required=True)
         s.add_argument("--version", required=True)
@@ -250,7 +378,11 @@ def main(argv: list[str]) -> int:
     k.add_argument("--gomod-dir", required=True, help="the wrapper module that requires sigs.k8s.io/kueue")
     k.add_argument("--work", required=True)
     a = p.parse_args(argv)
-    return kueue(a) if a.what == "kueue" else network_policies(a)
+    return {
+        "kueue": kueue,
+        "kube-network-policies": network_policies,
+        "kube-router-firewall": kube_router_firewall,
+    }[a.what](a)
 
 
 if __name__ == "__main__":

@@ -109,3 +109,51 @@ def test_exactly_one_of_rules_of_controller_gen_v020_compare_as_v023_spells_them
     assert m._rule_as_v023("self.size() == 1") == "self.size() == 1"
     doc = {"metadata": {"annotations": {m.VERSION_ANNOTATION: "v0.20.1"}}, "x": [{"rule": v020}]}
     assert m._normalised(doc) == {"metadata": {"annotations": {}}, "x": [{"rule": m._rule_as_v023(v020)}]}
+
+
+FIREWALL_ONLY = (
+    "kind: DaemonSet\nspec: {template: {spec: {containers: [{name: kube-router, args: "
+    "['--run-router=false', '--run-firewall=true', '--run-service-proxy=false']}]}}}\n"
+)
+
+
+def _firewall_args(tmp_path: Path, shipped: str) -> argparse.Namespace:
+    module = _tree(tmp_path / "mod", {"daemonset/kube-router-firewall-daemonset.yaml": shipped})
+    return argparse.Namespace(
+        module=str(module),
+        image="registry.gpurack.lab/kube-router:v2.1.0",
+        version="v2.1.0",
+        out=str(tmp_path / "out" / "kube-router-firewall.yaml"),
+    )
+
+
+def test_kube_router_runs_only_its_firewall_on_every_node_with_the_local_image(tmp_path: Path) -> None:
+    m = _manifests()
+    args = _firewall_args(tmp_path, FIREWALL_ONLY)
+    assert m.kube_router_firewall(args) == 0
+    docs = list(yaml.safe_load_all(Path(args.out).read_text()))
+    assert [d["kind"] for d in docs] == ["ServiceAccount", "ClusterRole", "ClusterRoleBinding", "DaemonSet"]
+    spec = docs[3]["spec"]["template"]["spec"]
+    assert spec["hostNetwork"] is True and spec["tolerations"] == [{"operator": "Exists"}]
+    assert spec["serviceAccountName"] == "kube-router" and docs[3]["metadata"]["namespace"] == "kube-system"
+    (container,) = spec["containers"]
+    assert container["image"] == "registry.gpurack.lab/kube-router:v2.1.0"
+    assert container["imagePullPolicy"] == "IfNotPresent"
+    assert container["securityContext"] == {"privileged": True}
+    assert {
+        "--run-firewall=true",
+        "--run-router=false",
+        "--run-service-proxy=false",
+        "--enable-cni=false",
+    } <= set(container["args"])
+    granted = {(g, r) for rule in docs[1]["rules"] for g in rule["apiGroups"] for r in rule["resources"]}
+    assert {("", "pods"), ("", "namespaces"), ("networking.k8s.io", "networkpolicies")} <= granted
+    assert ("discovery.k8s.io", "endpointslices") in granted
+    assert all(set(rule["verbs"]) == {"get", "list", "watch"} for rule in docs[1]["rules"])
+
+
+def test_kube_router_manifest_refuses_a_module_whose_firewall_daemonset_changed(tmp_path: Path) -> None:
+    m = _manifests()
+    args = _firewall_args(tmp_path, FIREWALL_ONLY.replace("--run-router=false", "--run-router=true"))
+    assert m.kube_router_firewall(args) == 1
+    assert not Path(args.out).exists()

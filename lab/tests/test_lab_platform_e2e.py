@@ -349,7 +349,7 @@ def _refusal(namespace: str, pod: dict[str, Any]) -> str:
 
 def _connects(namespace: str, name: str, server_ip: str) -> bool:
     core = client.CoreV1Api()
-    core.create_namespaced_pod(namespace, _pod(name, "lab-w2", ["connect", f"{server_ip}:8080", "5"]))
+    core.create_namespaced_pod(namespace, _pod(name, "lab-w2", ["connect", f"{server_ip}:8080", "15"]))
     phase = _wait(
         f"{name} to finish",
         lambda: (

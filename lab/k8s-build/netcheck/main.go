@@ -66,21 +66,38 @@ func serve(port string) {
 	}
 }
 
+// connect tries again until the deadline: a NetworkPolicy agent learns a new pod's address
+// from the API server, so a pod's first attempt may be refused before its policy is synced.
 func connect(addr string, timeout time.Duration) int {
+	deadline := time.Now().Add(timeout)
+	for {
+		err := answer(addr, time.Until(deadline))
+		if err == nil {
+			fmt.Println("netcheck: connected to", addr)
+			return 0
+		}
+		if time.Until(deadline) < retryEvery {
+			fmt.Println("netcheck:", err)
+			return 1
+		}
+		time.Sleep(retryEvery)
+	}
+}
+
+const retryEvery = 250 * time.Millisecond
+
+func answer(addr string, timeout time.Duration) error {
 	c, err := net.DialTimeout("tcp", addr, timeout)
 	if err != nil {
-		fmt.Println("netcheck: no connection:", err)
-		return 1
+		return fmt.Errorf("no connection: %w", err)
 	}
 	defer c.Close()
 	_ = c.SetReadDeadline(time.Now().Add(timeout))
 	line, err := bufio.NewReader(c).ReadString('\n')
 	if err != nil || line != "ok\n" {
-		fmt.Printf("netcheck: connected, no answer: %q %v\n", line, err)
-		return 1
+		return fmt.Errorf("connected, no answer: %q %v", line, err)
 	}
-	fmt.Println("netcheck: connected to", addr)
-	return 0
+	return nil
 }
 
 func seconds(s string) time.Duration {
