@@ -34,7 +34,7 @@ from typing import Any
 
 import pytest
 import yaml
-from gpurack import cli, project
+from gpurack import cli, harvest, project
 from gpurack.errors import ExitCode
 from gpurack.runner import RunRequest, run_playbook
 from gpurack_lab import lab_kubernetes, rack
@@ -127,7 +127,7 @@ def _assert_overcommit_refused_before_any_change(inventory: str, capsys: pytest.
     )
     assert code == ExitCode.FAILED, refused
     assert [h["host"] for h in refused["hosts"] if h["changed"]] == [], refused
-    events = _events(Path(refused["artifact_dir"]))
+    events = list(harvest.job_events(Path(refused["artifact_dir"])))
     failure = next(e for e in events if e.get("event") == "runner_on_failed")
     message = failure["event_data"]["res"]["msg"]
     assert "greedy" in message and HGX in message, message
@@ -136,19 +136,14 @@ def _assert_overcommit_refused_before_any_change(inventory: str, capsys: pytest.
     assert missing.value.status == 404
 
 
-def _events(artifact_dir: Path) -> list[dict[str, Any]]:
-    files = sorted((artifact_dir / "job_events").glob("*.json"), key=lambda p: int(p.name.split("-")[0]))
-    return [json.loads(p.read_text()) for p in files]
-
-
 def _first_platform_seconds() -> float | None:
     """The platform plays' seconds in the session's first run that had them: from their first
     play's start to the next play after them (validate's), read from ansible-runner's events."""
-    runs = sorted((project.state_dir() / "runs").glob("*/artifacts/*"), key=lambda p: p.stat().st_mtime)
-    for artifact in runs:
+    runs = sorted((project.state_dir() / "runs").glob("*/artifacts"), key=lambda p: p.stat().st_mtime)
+    for artifacts in runs:
         plays = [
             (e["event_data"].get("play", ""), datetime.fromisoformat(e["created"]))
-            for e in _events(artifact)
+            for e in harvest.job_events(artifacts.parent)
             if e.get("event") == "playbook_on_play_start"
         ]
         names = [name for name, _ in plays]
