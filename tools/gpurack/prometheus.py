@@ -96,7 +96,9 @@ def query(base_url: str, promql: str, timeout: float = DEFAULT_TIMEOUT_S) -> lis
             for item in data["result"]
         ]
     except (KeyError, IndexError, TypeError, ValueError) as exc:
-        raise NotAssessedError(f"Prometheus at {base_url}: the vector for {promql!r} is malformed: {exc!r}") from None
+        raise NotAssessedError(
+            f"Prometheus at {base_url}: the vector for {promql!r} is malformed: {exc!r}"
+        ) from None
 
 
 def node_validations(base_url: str, timeout: float = DEFAULT_TIMEOUT_S) -> list[NodeValidation]:
