@@ -6,6 +6,8 @@ import json
 import os
 import shutil
 import subprocess
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -122,3 +124,15 @@ def ensure_site(capsys: pytest.CaptureFixture[str]) -> None:
         return
     code, result = json_run(["run", "site", "-i", str(rack.hosts_file().parent)], capsys)
     assert code == 0, result
+
+
+def wait(what: str, probe: Callable[[], Any], timeout_s: float = 180.0, every_s: float = 3.0) -> Any:
+    """Poll until probe() returns something truthy; fail with the last value after the timeout."""
+    deadline = time.monotonic() + timeout_s
+    last: Any = None
+    while time.monotonic() < deadline:
+        last = probe()
+        if last:
+            return last
+        time.sleep(every_s)
+    pytest.fail(f"timed out after {timeout_s:.0f} s waiting for {what}; last: {last!r}")

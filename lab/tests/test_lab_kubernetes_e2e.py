@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import base64
 import json
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ from gpurack_lab import lab_kubernetes, rack
 from gpurack_lab.state import load
 from kubernetes import client, config
 from lab_helpers import LabCluster, json_run, ssh
+from lab_helpers import wait as _wait
 
 pytestmark = pytest.mark.kubernetes
 
@@ -45,18 +45,6 @@ POOL_HGX = {
     "gpurack.io/sharing": "full-gpu",
 }
 HOST_VARS = rack.hosts_file().parent / "host_vars"
-
-
-def _wait(what: str, probe: Callable[[], Any], timeout_s: float = 180.0) -> Any:
-    """Poll until probe() returns something truthy; fail with the last value after the timeout."""
-    deadline = time.monotonic() + timeout_s
-    last: Any = None
-    while time.monotonic() < deadline:
-        last = probe()
-        if last:
-            return last
-        time.sleep(3)
-    pytest.fail(f"timed out after {timeout_s:.0f} s waiting for {what}; last: {last!r}")
 
 
 def _ready(node: Any) -> bool:

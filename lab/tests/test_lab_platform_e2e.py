@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 import statistics
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -44,6 +44,7 @@ from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 from kubernetes.dynamic import DynamicClient
 from lab_helpers import LabCluster, ensure_site, json_run, ssh
+from lab_helpers import wait as _wait
 
 pytestmark = pytest.mark.kubernetes
 
@@ -62,17 +63,6 @@ RESTRICTED = {
 }
 FIRST_PLATFORM_PLAY = "Build the platform objects from inventory"
 LATENCY_JOBS = 100
-
-
-def _wait(what: str, probe: Callable[[], Any], timeout_s: float = 120.0, every_s: float = 1.0) -> Any:
-    deadline = time.monotonic() + timeout_s
-    last: Any = None
-    while time.monotonic() < deadline:
-        last = probe()
-        if last:
-            return last
-        time.sleep(every_s)
-    pytest.fail(f"timed out after {timeout_s:.0f} s waiting for {what}; last: {last!r}")
 
 
 @pytest.fixture
