@@ -17,6 +17,7 @@ from types import ModuleType
 import pytest
 from gpurack import cli
 from gpurack_lab import docker, lab_kubernetes
+from gpurack_lab.state import NETWORK as LAB_NETWORK
 from lab_helpers import CLUSTER_WORKERS, LabCluster, docker_unusable, lab_leftovers
 
 
@@ -46,6 +47,19 @@ h200x1 = _SHARED.h200x1
 public = _SHARED.public
 
 
+def _remove_stale_lab() -> None:
+    """Remove lab containers that no longer run (a daemon restarted, a machine rebooted or was
+    copied); refuse to touch a lab that runs, which may be someone's."""
+    found = docker.lab_containers()
+    running = [c.name for c in found if c.state == "running"]
+    if running:
+        pytest.fail(f"a lab is running on this machine ({', '.join(running)}); run 'gpurack lab down' first")
+    for container in found:
+        docker.remove_container(container.name)
+    if found and docker.network_exists(LAB_NETWORK):
+        docker.remove_network(LAB_NETWORK)
+
+
 @pytest.fixture(scope="session")
 def lab_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabCluster]:
     """One lab with Kubernetes for every test of the session that asks for it."""
@@ -56,8 +70,7 @@ def lab_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabCluster
         lab_kubernetes.require_build()
     except lab_kubernetes.KubernetesBuildMissingError as exc:
         pytest.skip(f"no offline Kubernetes build ({exc}); `make lab-k8s-test` builds it first")
-    if docker.lab_containers():
-        pytest.fail("a lab is already running on this machine; run 'gpurack lab down' first")
+    _remove_stale_lab()
     cluster = LabCluster(tmp_path_factory.mktemp("lab-cluster-state"))
     # The state folder (lab.json, keys, kubeconfig) stays the session's between tests.
     with pytest.MonkeyPatch.context() as env:
