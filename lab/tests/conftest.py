@@ -50,6 +50,7 @@ public = _SHARED.public
 def _remove_stale_lab() -> None:
     """Remove lab containers that no longer run (a daemon restarted, a machine rebooted or was
     copied); refuse to touch a lab that runs, which may be someone's."""
+    docker.ensure_engine()
     found = docker.lab_containers()
     running = [c.name for c in found if c.state == "running"]
     if running:
