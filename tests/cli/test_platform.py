@@ -65,6 +65,7 @@ def test_render_example_writes_the_example_sites_objects(
         ("LocalQueue", "research"),
     } <= kueue
     assert "wrote 9 objects to" in result.out
+    assert "wrote 1 object to" in result.out  # gpu_operator.yaml: its namespace alone
     assert "h100-train-a" in result.out
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import sys
 
+from gpurack.formatting import plural
 from gpurack.render.console import stdout_console
 from gpurack.render.shapes import HomogeneityShape, PoolHomogeneityShape
-from gpurack.render.text import plural
 
 
 def _heading(pool: PoolHomogeneityShape) -> str:

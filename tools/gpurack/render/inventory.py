@@ -9,10 +9,11 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from gpurack.formatting import plural
 from gpurack.hoststate import HostState
 from gpurack.records import Comparison, HistoryEntry, NodeSummary, SnapshotView
 from gpurack.render.console import stdout_console
-from gpurack.render.text import cell, plural, when
+from gpurack.render.text import cell, when
 from gpurack.render.verdicts import verdict_text
 
 

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from gpurack.formatting import plural
 from gpurack.render.console import stdout_console
 from gpurack.render.text import table
 
@@ -21,4 +22,4 @@ def platform_summary(files: Sequence[tuple[Path, int]], capacity: Sequence[dict[
     console = stdout_console()
     console.print(out)
     for path, count in files:
-        console.print(f"wrote {count} objects to {path}")
+        console.print(f"wrote {plural(count, 'object')} to {path}")

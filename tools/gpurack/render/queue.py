@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from gpurack.formatting import plural
 from gpurack.quantity import human
 from gpurack.render.console import stdout_console
 from gpurack.render.shapes import (
@@ -19,7 +20,7 @@ from gpurack.render.shapes import (
     PendingWorkloadShape,
     QueueStatusShape,
 )
-from gpurack.render.text import cell, plural, table
+from gpurack.render.text import cell, table
 
 
 def _console() -> Console:

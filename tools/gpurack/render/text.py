@@ -39,11 +39,6 @@ def with_unit(value: Any, unit: Any) -> str:
     return f"{text(value)} {unit}" if unit else text(value)
 
 
-def plural(count: int, word: str) -> str:
-    """`1 node`, `2 nodes`."""
-    return f"{count} {word}{'s' if count != 1 else ''}"
-
-
 def table(title: str, *columns: str) -> Table:
     """A titled table with the given column headers."""
     out = Table(title=title, title_justify="left", caption_justify="left")
