@@ -18,6 +18,9 @@ DEFAULT_GPU_OPERATOR_NAMESPACE = "gpu-operator"
 DEFAULT_STORAGE = "1Ti"
 DEFAULT_VOLUME_CLAIMS = 20
 _DEFAULT_STORAGE = quantity.parse(DEFAULT_STORAGE)
+# A container that names no requests or limits gets these (the team's LimitRange).
+DEFAULT_CONTAINER_REQUEST = {"cpu": "100m", "memory": "128Mi"}
+DEFAULT_CONTAINER_LIMIT = {"cpu": "1", "memory": "1Gi"}
 
 
 class PlatformInputError(ValueError):
@@ -55,6 +58,13 @@ class Team:
     pod_security: str = "restricted"
     storage: Quantity = _DEFAULT_STORAGE
     volume_claims: int = DEFAULT_VOLUME_CLAIMS
+    # The LimitRange's default request and limit per container: {cpu, memory} each.
+    container_request: Mapping[str, Quantity] = field(
+        default_factory=lambda: {k: quantity.parse(v) for k, v in DEFAULT_CONTAINER_REQUEST.items()}
+    )
+    container_limit: Mapping[str, Quantity] = field(
+        default_factory=lambda: {k: quantity.parse(v) for k, v in DEFAULT_CONTAINER_LIMIT.items()}
+    )
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"name": self.name, "groups": list(self.groups)}
@@ -65,6 +75,10 @@ class Team:
             data["priority"] = self.priority
         data.update(pod_security=self.pod_security, storage=str(self.storage))
         data["volume_claims"] = self.volume_claims
+        data["container_defaults"] = {
+            "request": {k: str(v) for k, v in self.container_request.items()},
+            "limit": {k: str(v) for k, v in self.container_limit.items()},
+        }
         return data
 
 

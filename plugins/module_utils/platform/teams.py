@@ -14,6 +14,8 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils._labels import (
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform import quantity
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.model import (
+    DEFAULT_CONTAINER_LIMIT,
+    DEFAULT_CONTAINER_REQUEST,
     DEFAULT_STORAGE,
     DEFAULT_VOLUME_CLAIMS,
     Resources,
@@ -34,7 +36,10 @@ TEAM_KEYS = (
     "pod_security",
     "storage",
     "volume_claims",
+    "container_defaults",
 )
+CONTAINER_DEFAULT_KEYS = ("request", "limit")
+CONTAINER_RESOURCE_KEYS = ("cpu", "memory")
 RESOURCE_KEYS = ("gpus", "cpu", "memory")
 POD_SECURITY = ("restricted", "baseline")
 # A pool quota that names only GPUs gets this much CPU and memory per GPU (none for 0 GPUs:
@@ -74,6 +79,7 @@ def team_from(
     claims = entry.get("volume_claims", DEFAULT_VOLUME_CLAIMS)
     if isinstance(claims, bool) or not isinstance(claims, int) or claims < 0:
         found.append(f"{where}: volume_claims must be a count of 0 or more, got {claims!r}")
+    request, limit = _container_defaults(where, entry.get("container_defaults") or {}, found)
     errors.extend(found)
     if found:
         return None
@@ -87,7 +93,39 @@ def team_from(
         pod_security=str(pod_security),
         storage=storage or quantity.ZERO,
         volume_claims=int(claims),
+        container_request=request,
+        container_limit=limit,
     )
+
+
+def _container_defaults(
+    where: str, raw: object, errors: list[str]
+) -> tuple[dict[str, Quantity], dict[str, Quantity]]:
+    """The LimitRange's default request and limit: gpurack's defaults where the team names none.
+
+    The API server refuses a default request above the default limit, so that is refused here."""
+    key = f"{where}: container_defaults"
+    if not isinstance(raw, Mapping):
+        errors.append(f"{key} must be a mapping with request and limit, got {raw!r}")
+        return {}, {}
+    errors.extend(unknown_key_errors(key, raw, CONTAINER_DEFAULT_KEYS))
+    found: dict[str, dict[str, Quantity]] = {}
+    for part, defaults in (("request", DEFAULT_CONTAINER_REQUEST), ("limit", DEFAULT_CONTAINER_LIMIT)):
+        given = raw.get(part) or {}
+        if not isinstance(given, Mapping):
+            errors.append(f"{key}.{part} must be a mapping of cpu and memory, got {given!r}")
+            given = {}
+        errors.extend(unknown_key_errors(f"{key}.{part}", given, CONTAINER_RESOURCE_KEYS))
+        found[part] = {}
+        for name in CONTAINER_RESOURCE_KEYS:
+            value = _quantity(f"{key}.{part}.{name}", given.get(name, defaults[name]), errors)
+            if value is not None:
+                found[part][name] = value
+    for name in CONTAINER_RESOURCE_KEYS:
+        request, limit = found["request"].get(name), found["limit"].get(name)
+        if request is not None and limit is not None and request.value > limit.value:
+            errors.append(f"{key}: request.{name} {request} exceeds limit.{name} {limit}")
+    return found["request"], found["limit"]
 
 
 def _name_errors(where: str, name: object) -> list[str]:

@@ -25,8 +25,6 @@ QUOTA_NAME = "gpurack-team"
 LIMIT_RANGE_NAME = "gpurack-defaults"
 POD_SECURITY_MODES = ("enforce", "audit", "warn")
 # What a container gets when it names no requests or limits (so the quota on limits admits it).
-DEFAULT_REQUEST = {"cpu": "100m", "memory": "128Mi"}
-DEFAULT_LIMIT = {"cpu": "1", "memory": "1Gi"}
 _ALL = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
 _READ = ["get", "list", "watch"]
 # What a team member may do in the team's namespace: run and manage jobs and their pods, the
@@ -110,7 +108,13 @@ def resource_quota(site: Site, team: Team) -> dict[str, Any]:
 
 
 def limit_range(team: Team) -> dict[str, Any]:
-    limits = [{"type": "Container", "default": dict(DEFAULT_LIMIT), "defaultRequest": dict(DEFAULT_REQUEST)}]
+    limits = [
+        {
+            "type": "Container",
+            "default": {k: str(v) for k, v in team.container_limit.items()},
+            "defaultRequest": {k: str(v) for k, v in team.container_request.items()},
+        }
+    ]
     meta = metadata(LIMIT_RANGE_NAME, team.name, **team_labels(team.name))
     return obj("v1", "LimitRange", meta, spec={"limits": limits})
 

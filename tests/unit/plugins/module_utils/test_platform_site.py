@@ -91,6 +91,14 @@ def test_site_round_trips_through_its_dict() -> None:
         ([_team(borrowing_limit={"h200-inference": {"gpus": 1}, "x": {}})], "borrowing_limit names pool 'x'"),
         ([_team(lending_limit={"h100-train-a": {"gpus": 13}})], "lending_limit.h100-train-a.gpus 13 exceeds"),
         ([_team(volume_claims=-1)], "volume_claims must be a count of 0 or more"),
+        (
+            [_team(container_defaults={"request": {"cpu": "2"}})],
+            "team research: container_defaults: request.cpu 2 exceeds limit.cpu 1",
+        ),
+        ([_team(container_defaults={"limits": {}})], "container_defaults: unknown key 'limits'"),
+        ([_team(container_defaults={"limit": {"gpu": 1}})], "container_defaults.limit: unknown key 'gpu'"),
+        ([_team(container_defaults={"limit": {"memory": "lots"}})], "container_defaults.limit.memory:"),
+        ([_team(container_defaults=["4"])], "container_defaults must be a mapping with request and limit"),
         ("research", "gpurack_teams must be a list of teams"),
     ],
 )

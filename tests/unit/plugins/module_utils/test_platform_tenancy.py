@@ -128,6 +128,22 @@ def test_limit_range_gives_containers_default_requests_and_limits() -> None:
     }
 
 
+def test_limit_range_takes_a_teams_container_defaults_over_gpuracks() -> None:
+    teams = [
+        {
+            "name": "solo",
+            "groups": ["g"],
+            "quota": {"h100-train-a": {"gpus": 8}},
+            # Only the limit's memory and the request's cpu named: the rest stay gpurack's.
+            "container_defaults": {"request": {"cpu": "500m"}, "limit": {"memory": "16Gi"}},
+        },
+    ]
+    (limits,) = _of("solo", "LimitRange", gpurack_teams=teams)
+    (container,) = limits["spec"]["limits"]
+    assert container["default"] == {"cpu": "1", "memory": "16Gi"}
+    assert container["defaultRequest"] == {"cpu": "500m", "memory": "128Mi"}
+
+
 def test_network_policies_deny_all_then_allow_dns_and_the_namespace() -> None:
     policies = {p["metadata"]["name"]: p["spec"] for p in _of("research", "NetworkPolicy")}
     assert list(policies) == ["default-deny", "allow-dns", "allow-same-namespace"]
