@@ -16,7 +16,9 @@ NetworkPolicies, which kube-network-policies enforces on the lab's bridge CNI
 - homogeneity: the worker started with an IB port down passes a preflight whose expectations
   do not count ports, and `gpurack inventory outliers` names it against its two peers;
 - input and re-runs: an overcommitted inventory is refused before any change, a second run
-  changes nothing, and `gpurack platform render` equals what the cluster holds.
+  changes nothing, a team taken out of the inventory keeps its queue and namespace (named in
+  the run) until gpurack_prune_removed_teams deletes them, and `gpurack platform render`
+  equals what the cluster holds.
 
 Figures (printed, and in <state>/platform-figures.json): the platform plays' seconds in the
 session's first site run, a re-run's, and Kueue's admission latency for 100 queued jobs.
@@ -27,7 +29,7 @@ from __future__ import annotations
 import json
 import statistics
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -89,14 +91,19 @@ def test_platform_queues_tenancy_and_inputs(
     _assert_overcommit_refused_before_any_change(inventory, capsys)
 
     # The workers grown after the session's first site run (lab-w4 never joined) get their
-    # node exporter here; the run after that must change nothing.
-    code, converged = json_run(["run", "platform", "-i", inventory], capsys)
+    # node exporter here, and a third team, gamma, its objects; the run after that, with gamma
+    # taken out of the inventory again, must change nothing and name what gamma left.
+    with_gamma = [*_lab_teams(), {"name": "gamma", "groups": ["gamma-users"], "quota": {HGX: {"gpus": 0}}}]
+    code, converged = json_run(
+        ["run", "platform", "-i", inventory, "-e", json.dumps({"gpurack_teams": with_gamma})], capsys
+    )
     assert code == 0, converged
     start = time.monotonic()
     code, again = json_run(["run", "platform", "-i", inventory], capsys)
     figures["platform re-run (s)"] = round(time.monotonic() - start, 1)
     assert code == 0, again
     assert [h for h in again["hosts"] if h["changed"]] == [], again
+    _assert_removed_team_kept_then_pruned(inventory, again, capsys)
     first = _first_platform_seconds()
     if first is not None:
         figures["platform plays in the first site run (s)"] = first
@@ -128,6 +135,50 @@ def _assert_overcommit_refused_before_any_change(inventory: str, capsys: pytest.
     with pytest.raises(ApiException) as missing:
         client.CoreV1Api().read_namespace("greedy")
     assert missing.value.status == 404
+
+
+def _lab_teams() -> list[dict[str, Any]]:
+    teams = yaml.safe_load((rack.hosts_file().parent / "group_vars" / "all" / "teams.yml").read_text())
+    return list(teams["gpurack_teams"])
+
+
+def _assert_removed_team_kept_then_pruned(
+    inventory: str, kept_run: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """gamma, out of the inventory, keeps its queue and namespace (the run names them) until
+    gpurack_prune_removed_teams deletes them."""
+    custom = client.CustomObjectsApi()
+    assert custom.get_cluster_custom_object(*KUEUE, "clusterqueues", "gamma")["metadata"]["name"] == "gamma"
+    assert client.CoreV1Api().read_namespace("gamma").status.phase == "Active"
+    notes = [
+        e["event_data"]["res"].get("msg", "")
+        for e in harvest.job_events(Path(kept_run["artifact_dir"]))
+        if e.get("event") == "runner_on_ok" and "removed teams left" in e["event_data"].get("task", "")
+    ]
+    assert any("ClusterQueue gamma, Namespace gamma; kept" in note for note in notes), notes
+    code, pruned = json_run(
+        ["run", "platform", "-i", inventory, "-e", "gpurack_prune_removed_teams=true"], capsys
+    )
+    assert code == 0, pruned
+    # Deleted, or on the way: Kueue's finalizer and a namespace's contents take a moment.
+    core = client.CoreV1Api()
+    assert _gone_or_going(
+        lambda: custom.get_cluster_custom_object(*KUEUE, "clusterqueues", "gamma")["metadata"]
+    )
+
+    def namespace_metadata() -> dict[str, Any]:
+        return dict(core.read_namespace("gamma").metadata.to_dict())
+
+    assert _gone_or_going(namespace_metadata)
+
+
+def _gone_or_going(read: Callable[[], dict[str, Any]]) -> bool:
+    """Whether the object `read` returns the metadata of is deleted, or being deleted."""
+    try:
+        meta = read()
+    except ApiException as exc:
+        return exc.status == 404
+    return bool(meta.get("deletionTimestamp") or meta.get("deletion_timestamp"))
 
 
 def _first_platform_seconds() -> float | None:

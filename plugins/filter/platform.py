@@ -1,6 +1,6 @@
 # Copyright: (c) 2026, gpurack maintainers
 # Apache License 2.0 (see LICENSE)
-"""Platform filter: platform_site (docs: platform_site.yml beside this file)."""
+"""Platform filters: platform_site and removed_team_objects (docs: their .yml files beside this one)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ansible.errors import AnsibleFilterError
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.removed import (
+    removed_team_objects as _removed_team_objects,
+)
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.site import (
     PlatformInputError,
     site_from_hostvars,
@@ -31,8 +34,23 @@ def platform_site(
         raise AnsibleFilterError(f"platform_site: host {exc} is not in hostvars") from exc
 
 
+def removed_team_objects(
+    objects: Sequence[Mapping[str, Any]], site: Mapping[str, Any]
+) -> list[dict[str, str]]:
+    """The objects (k8s_info resources) gpurack made for teams that `site` no longer has."""
+    teams = site.get("teams") if isinstance(site, Mapping) else None
+    if isinstance(objects, (str, bytes, Mapping)) or not isinstance(teams, list):
+        raise AnsibleFilterError(
+            "removed_team_objects expects a list of Kubernetes objects and the site (platform_site's output)"
+        )
+    return _removed_team_objects(
+        (o for o in objects if isinstance(o, Mapping)),
+        (t["name"] for t in teams if isinstance(t, Mapping) and "name" in t),
+    )
+
+
 class FilterModule:
     """gpurack.bootstrap platform filters."""
 
     def filters(self) -> dict[str, Callable[..., Any]]:
-        return {"platform_site": platform_site}
+        return {"platform_site": platform_site, "removed_team_objects": removed_team_objects}

@@ -1,10 +1,15 @@
-"""The platform_site filter: the site as a plain dict, bad input as AnsibleFilterError."""
+"""The platform filters: platform_site (the site as a plain dict) and removed_team_objects; bad
+input as AnsibleFilterError."""
 
 from __future__ import annotations
 
 import pytest
 from ansible.errors import AnsibleFilterError
-from ansible_collections.gpurack.bootstrap.plugins.filter.platform import FilterModule, platform_site
+from ansible_collections.gpurack.bootstrap.plugins.filter.platform import (
+    FilterModule,
+    platform_site,
+    removed_team_objects,
+)
 from platform_inputs import hostvars, site, site_vars
 
 
@@ -31,5 +36,38 @@ def test_platform_site_names_the_filter_and_the_problem() -> None:
         platform_site(found, "h100-a-01", site_vars())
 
 
-def test_filter_module_maps_platform_site() -> None:
-    assert FilterModule().filters() == {"platform_site": platform_site}
+def test_filter_module_maps_both_filters() -> None:
+    assert FilterModule().filters() == {
+        "platform_site": platform_site,
+        "removed_team_objects": removed_team_objects,
+    }
+
+
+def _listed(kind: str, name: str, labels: dict[str, str]) -> dict[str, object]:
+    api_version = "v1" if kind == "Namespace" else "kueue.x-k8s.io/v1beta2"
+    return {"apiVersion": api_version, "kind": kind, "metadata": {"name": name, "labels": labels}}
+
+
+def test_removed_team_objects_names_gpuracks_objects_of_teams_the_site_dropped() -> None:
+    ours = {"app.kubernetes.io/managed-by": "gpurack"}
+    listed = [
+        _listed("ClusterQueue", "gone", {**ours, "gpurack.io/team": "gone"}),
+        _listed("ClusterQueue", "research", {**ours, "gpurack.io/team": "research"}),
+        _listed("Namespace", "gone", {**ours, "gpurack.io/team": "gone"}),
+        # Not gpurack's (another manager, or no team label): never picked.
+        _listed("Namespace", "theirs", {"app.kubernetes.io/managed-by": "helm", "gpurack.io/team": "theirs"}),
+        _listed("Namespace", "gpurack-observability", ours),
+        _listed("Namespace", "kube-system", {}),
+    ]
+    found = removed_team_objects(listed, site().to_dict())
+    assert found == [
+        {"api_version": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "name": "gone", "team": "gone"},
+        {"api_version": "v1", "kind": "Namespace", "name": "gone", "team": "gone"},
+    ]
+    assert removed_team_objects(listed[1:2], site().to_dict()) == []
+
+
+@pytest.mark.parametrize("objects, given", [("Namespace", {"teams": []}), ([], {}), ([], "site")])
+def test_removed_team_objects_refuses_what_is_not_objects_and_a_site(objects: object, given: object) -> None:
+    with pytest.raises(AnsibleFilterError, match="expects a list of Kubernetes objects and the site"):
+        removed_team_objects(objects, given)  # type: ignore[arg-type]
