@@ -13,8 +13,8 @@ NetworkPolicies, which kube-network-policies enforces on the lab's bridge CNI
 - tenancy: a member of alpha may not create pods in beta; a pod over the quota, and a
   privileged pod, are refused with the API server's reasons; a pod of alpha cannot open a
   TCP connection to a pod of beta, while a pod of beta can;
-- homogeneity: the worker started with an IB port down passes a preflight whose expectations
-  do not count ports, and `gpurack inventory outliers` names it against its two peers;
+- homogeneity: the worker started with an IB port down, in a preflight whose expectations
+  do not count ports, is named by `gpurack inventory outliers` against its two peers;
 - input and re-runs: an overcommitted inventory is refused before any change, a second run
   changes nothing, a team taken out of the inventory keeps its queue and namespace (named in
   the run) until gpurack_prune_removed_teams deletes them, and `gpurack platform render`
@@ -487,13 +487,15 @@ def _assert_audit_log_records_jobs_and_secret_reads() -> None:
 
 
 def _assert_port_down_worker_flagged(inventory: str, capsys: pytest.CaptureFixture[str]) -> None:
-    """lab-w4's first IB port is down: with expectations that do not count ports its preflight
-    passes, and the inventory still flags it against lab-w2 and lab-w3, its pool's majority."""
+    """lab-w4's first IB port is down. The expectations do not count ports: its preflight fails
+    only on the down port's own state, and the inventory flags its count of active ports (7)
+    against lab-w2 and lab-w3, its pool's majority (8), which no expectation pins."""
     expect = {"gpurack_expect": {"gpu": {"count": 8}}}
     code, result = json_run(
         ["run", "preflight", "-i", inventory, "-l", "lab-w2,lab-w3,lab-w4", "-e", json.dumps(expect)], capsys
     )
-    assert code == 0, result
+    assert code == ExitCode.FAILED, result
+    assert [h["host"] for h in result["hosts"] if h["failed"]] == ["lab-w4"], result
     code, found = json_run(["inventory", "outliers", "--pool", HGX], capsys)
     assert code == ExitCode.FAILED, found
     (pool,) = found["pools"]
