@@ -16,7 +16,7 @@ LAB_PROFILES ?= --profile hgx-h100x8-ib --profile h200x1
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: help setup run lab-down validate-local lab-k8s lab-k8s-verify lab-k8s-test lab-platform-test lab-e2e test lint unit fuzz install-check molecule molecule-default molecule-raid0 bench-molecule bench-lab bench-lab-k8s bench-inventory clean
+.PHONY: help setup run lab-down validate-local lab-k8s lab-k8s-verify lab-k8s-test lab-e2e test lint unit fuzz install-check molecule molecule-default molecule-raid0 bench-molecule bench-lab bench-lab-k8s bench-inventory clean
 
 help: ## List targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -102,15 +102,8 @@ bench-molecule: molecule ## Converge and idempotent re-run time per scenario (pr
 
 lab-e2e: lab-k8s-test ## Every end-to-end suite of the lab (they share one lab cluster)
 
-lab-k8s-test: lab-k8s ## End-to-end on one lab cluster: lab up --kubernetes, SSH, site.yml, the cluster through the kubernetes client, a faulty worker's preflight, lab down
-	$(BIN)/pytest lab/tests -m kubernetes $(LAB_E2E_SKIP)
-
-# The platform's own end-to-end test (queues, tenancy, NetworkPolicy, homogeneity, figures) has
-# not yet passed a whole run (#14 is open), so `make test` leaves it out until it has; this
-# runs it, with the Kubernetes suite, on the one shared lab cluster.
-LAB_E2E_SKIP ?= --deselect lab/tests/test_lab_platform_e2e.py
-lab-platform-test: lab-k8s ## The lab's Kubernetes suite plus the platform's end-to-end test (#14, not yet in `make test`)
-	$(MAKE) --no-print-directory lab-k8s-test LAB_E2E_SKIP=
+lab-k8s-test: lab-k8s ## End-to-end on one lab cluster: lab up --kubernetes, SSH, site.yml, the cluster through the kubernetes client, a faulty worker's preflight, the platform (queues, tenancy, NetworkPolicy, homogeneity, figures), lab down
+	$(BIN)/pytest lab/tests -m kubernetes
 
 bench-lab: setup ## Print lab up (cold/warm) and preflight wall times for 2 and 4 workers
 	$(BIN)/python lab/benchmarks/bench_lab.py
