@@ -14,7 +14,7 @@ _PKG = "ansible_collections.gpurack.bootstrap.plugins.modules"
 
 
 def run_module(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], name: str, **args: Any
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], name: str, /, **args: Any
 ) -> dict[str, Any]:
     """Call plugins/modules/<name>.py's main() with `args` (plus `_ansible_*` keys) and parse its output."""
     payload = {

@@ -1,0 +1,261 @@
+# Copyright: (c) 2026, gpurack maintainers
+# Apache License 2.0 (see LICENSE)
+"""The switch fabric's checks: the cabling plan against LLDP, each cabled port's state, MTU,
+speed, error counters and RoCE settings. Each spec sits beside its function; every result is
+the one result model's (CheckResult), on the server whose NIC the port serves, component = NIC.
+
+A mismatch names both ends: "gpu01 mlx5_3 should be on leaf1 Ethernet1/3; LLDP shows it on
+leaf2 Ethernet1/7".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import CheckResult, Verdict
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.spec import CheckSpec, result
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.model import Neighbor, Port, SwitchView
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.plan import FabricExpect, Link
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.platforms import platform_for
+
+PLAN = "gpurack_cabling (host_vars)"
+SOURCE = "switch"
+
+CABLING = CheckSpec(
+    "switch.cabling",
+    "Cabled as planned",
+    "quick",
+    "LLDP neighbours of every switch (and of the host, where lldpd runs) against gpurack_cabling",
+    "each planned NIC seen on its planned switch port, and no NIC of the server anywhere else",
+    PLAN,
+    "move the cable to the planned port, or correct gpurack_cabling if the plan is wrong",
+)
+PORT_STATE = CheckSpec(
+    "switch.port.state",
+    "Switch port up",
+    "quick",
+    "the planned switch port's administrative and operational state",
+    "enabled and up",
+    PLAN,
+    "enable the port (no shutdown); if it stays down, check the cable, the optics and the NIC",
+)
+PORT_MTU = CheckSpec(
+    "switch.port.mtu",
+    "Switch port MTU",
+    "quick",
+    "the planned switch port's MTU",
+    "at least gpurack_fabric.mtu",
+    "gpurack_fabric.mtu (the pool's group_vars)",
+    "set the port's MTU (gpurack fabric apply, or the switch's config mode)",
+)
+PORT_SPEED = CheckSpec(
+    "switch.port.speed",
+    "Switch port speed",
+    "quick",
+    "the planned switch port's speed",
+    "at least gpurack_expect.rdma.rate_gbps",
+    "gpurack_expect.rdma.rate_gbps (the pool's expectations)",
+    "check the optics and the port's speed setting; a lower speed often means a damaged cable",
+)
+PORT_ERRORS = CheckSpec(
+    "switch.port.errors",
+    "Switch port errors",
+    "quick",
+    "input and output error counters of the planned switch port since they were last cleared",
+    "no errors (a warning: counters are cumulative)",
+    "switch counters",
+    "clear the counters and watch them; rising CRC errors mean a cable or optic to replace",
+)
+PORT_ROCE = CheckSpec(
+    "switch.port.roce",
+    "RoCE settings",
+    "quick",
+    "PFC (the lossless priority) and ECN in the planned switch port's running configuration",
+    "PFC on for gpurack_fabric.pfc_priority, and ECN when gpurack_fabric.ecn",
+    "gpurack_fabric (the pool's group_vars)",
+    "apply the port's RoCE settings (gpurack fabric apply, or the switch's config mode)",
+)
+
+Results = dict[str, list[CheckResult]]
+
+
+def _on(link: Link, entry: CheckSpec, verdict: Verdict, **fields: Any) -> CheckResult:
+    """A result of `entry` on the server's NIC that `link` serves."""
+    return result(entry, verdict, component=link.nic, source=SOURCE, **fields)
+
+
+def _seen(views: Mapping[str, SwitchView]) -> dict[tuple[str, str], list[tuple[str, str]]]:
+    """Where LLDP shows each (system, port id): the (switch, port) pairs."""
+    found: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for view in views.values():
+        for neighbor in view.neighbors:
+            found.setdefault((neighbor.system, neighbor.remote_port), []).append((view.name, neighbor.port))
+    return found
+
+
+def _neighbor_on(view: SwitchView, port: str) -> Neighbor | None:
+    return next((n for n in view.neighbors if n.port == port), None)
+
+
+def _cabling(
+    link: Link, views: Mapping[str, SwitchView], seen: Mapping[tuple[str, str], list[tuple[str, str]]]
+) -> CheckResult:
+    planned = (link.switch, link.port)
+    where = seen.get((link.server, link.lldp_port_id), [])
+    shown = f"{link.server} {link.nic} should be on {link.switch_end()}"
+    measured = [f"{switch} {port}" for switch, port in where]
+    if planned in where:
+        return _on(link, CABLING, Verdict.PASS, measured=link.switch_end(), expected=link.switch_end())
+    if where:
+        reason = f"{shown}; LLDP shows it on {', '.join(measured)}"
+    else:
+        other = _neighbor_on(views[link.switch], link.port)
+        far = f"{other.system} {other.remote_port}" if other else "no neighbour"
+        reason = f"{shown}; LLDP shows it on no switch port, and {link.switch_end()} shows {far}"
+    return _on(
+        link, CABLING, Verdict.FAIL, measured=measured or None, expected=link.switch_end(), reason=reason
+    )
+
+
+def _port_results(link: Link, port: Port | None, view: SwitchView, want: FabricExpect) -> list[CheckResult]:
+    ends = f"{link.switch_end()} ({link.server_end()})"
+    if port is None:
+        return [
+            _on(
+                link, PORT_STATE, Verdict.FAIL, expected="up", reason=f"{link.switch} has no port {link.port}"
+            )
+        ]
+    out = [_state(link, port, ends)]
+    if want.mtu is not None:
+        low = port.mtu is None or port.mtu < want.mtu
+        out.append(
+            _on(
+                link,
+                PORT_MTU,
+                Verdict.FAIL if low else Verdict.PASS,
+                measured=port.mtu,
+                expected=want.mtu,
+                unit="bytes",
+                reason=f"{ends}: MTU {port.mtu}, below the pool's {want.mtu}" if low else "",
+            )
+        )
+    if want.speed_gbps is not None and port.oper_up:
+        slow = port.speed_gbps is None or port.speed_gbps < want.speed_gbps
+        out.append(
+            _on(
+                link,
+                PORT_SPEED,
+                Verdict.FAIL if slow else Verdict.PASS,
+                measured=port.speed_gbps,
+                expected=want.speed_gbps,
+                unit="Gb/s",
+                reason=f"{ends}: {port.speed_gbps} Gb/s, below the pool's {want.speed_gbps:g}"
+                if slow
+                else "",
+            )
+        )
+    if port.input_errors is not None or port.output_errors is not None:
+        inputs, outputs = port.input_errors or 0, port.output_errors or 0
+        out.append(
+            _on(
+                link,
+                PORT_ERRORS,
+                Verdict.WARN if inputs + outputs else Verdict.PASS,
+                measured=inputs + outputs,
+                expected=0,
+                reason=f"{ends}: {inputs} input and {outputs} output errors" if inputs + outputs else "",
+            )
+        )
+    if want.pfc_priority is not None:
+        out.append(_roce(link, view, want, ends))
+    return out
+
+
+def _state(link: Link, port: Port, ends: str) -> CheckResult:
+    if not port.admin_up:
+        return _on(
+            link, PORT_STATE, Verdict.FAIL, measured="disabled", expected="up", reason=f"{ends} is disabled"
+        )
+    if not port.oper_up:
+        return _on(link, PORT_STATE, Verdict.FAIL, measured="down", expected="up", reason=f"{ends} is down")
+    return _on(link, PORT_STATE, Verdict.PASS, measured="up", expected="up")
+
+
+def _roce(link: Link, view: SwitchView, want: FabricExpect, ends: str) -> CheckResult:
+    settings = view.roce.get(link.port)
+    problems = []
+    if settings is None or not settings.pfc:
+        problems.append("PFC off")
+    elif platform_for(view.platform).per_port_priorities and want.pfc_priority not in settings.pfc_priorities:
+        problems.append(f"priority {want.pfc_priority} not lossless")
+    if want.ecn and (settings is None or not settings.ecn):
+        problems.append("ECN off")
+    measured = None
+    if settings is not None:
+        measured = {"pfc": settings.pfc, "pfc_priorities": list(settings.pfc_priorities), "ecn": settings.ecn}
+    return _on(
+        link,
+        PORT_ROCE,
+        Verdict.FAIL if problems else Verdict.PASS,
+        measured=measured,
+        expected={"pfc_priority": want.pfc_priority, "ecn": want.ecn},
+        reason=f"{ends}: {', '.join(problems)}" if problems else "",
+    )
+
+
+def _unreachable(link: Link, reason: str) -> list[CheckResult]:
+    why = f"{link.switch} could not be read: {reason}"
+    return [_on(link, entry, Verdict.SKIP, reason=why) for entry in (CABLING, PORT_STATE)]
+
+
+def _extra(links: Sequence[Link], views: Mapping[str, SwitchView]) -> Results:
+    """LLDP neighbours that are NICs of planned servers, on ports the plan does not have."""
+    servers = {link.server for link in links}
+    planned = {(link.server, link.lldp_port_id) for link in links}
+    out: Results = {}
+    for view in views.values():
+        for neighbor in view.neighbors:
+            if neighbor.system in servers and (neighbor.system, neighbor.remote_port) not in planned:
+                reason = (
+                    f"LLDP shows {neighbor.system} {neighbor.remote_port} on {view.name} {neighbor.port}, "
+                    "which the cabling plan does not have"
+                )
+                out.setdefault(neighbor.system, []).append(
+                    result(
+                        CABLING,
+                        Verdict.FAIL,
+                        component=neighbor.remote_port,
+                        measured=f"{view.name} {neighbor.port}",
+                        reason=reason,
+                        source=SOURCE,
+                    )
+                )
+    return out
+
+
+def check_fabric(
+    links: Sequence[Link],
+    views: Mapping[str, SwitchView],
+    expect: Callable[[str], FabricExpect],
+    unreachable: Mapping[str, str] | None = None,
+) -> Results:
+    """Every server's switch-side results, by server.
+
+    `views` holds the switches that were read; `unreachable` names each switch that was not,
+    with why: its links are skipped with that reason, and the others are still checked.
+    """
+    unreachable = unreachable or {}
+    seen = _seen(views)
+    out: Results = {}
+    for link in links:
+        results = out.setdefault(link.server, [])
+        view = views.get(link.switch)
+        if view is None:
+            results.extend(_unreachable(link, unreachable.get(link.switch, "not in tor_switches")))
+            continue
+        results.append(_cabling(link, views, seen))
+        results.extend(_port_results(link, view.ports.get(link.port), view, expect(link.server)))
+    for server, extra in _extra(links, views).items():
+        out.setdefault(server, []).extend(extra)
+    return out

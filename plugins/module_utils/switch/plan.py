@@ -1,0 +1,151 @@
+# Copyright: (c) 2026, gpurack maintainers
+# Apache License 2.0 (see LICENSE)
+"""The cabling plan (`gpurack_cabling` per server) and a pool's fabric expectations, read and checked.
+
+```yaml
+gpurack_cabling:                    # host_vars/<server>/cabling.yml
+  mlx5_0: {switch: leaf1, port: Ethernet1/1}
+  mlx5_1: {switch: leaf1, port: Ethernet1/2, lldp_port_id: ens2f0np0}
+gpurack_fabric: {mtu: 9214, pfc_priority: 3, ecn: true}   # the pool's group_vars (RoCE)
+```
+LLDP shows a NIC by the port ID its host advertises; `lldp_port_id` names it where that is
+not the plan's key (lldpd advertises the netdev, not the RDMA device).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import excerpt
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.model import canonical_port
+
+
+class PlanError(ValueError):
+    """The cabling plan or the fabric expectations are malformed; the message names the host and key."""
+
+
+@dataclass(frozen=True)
+class Link:
+    """One planned cable: a server's NIC to a switch port."""
+
+    server: str
+    nic: str
+    switch: str
+    port: str
+    lldp_port_id: str
+
+    def server_end(self) -> str:
+        return f"{self.server} {self.nic}"
+
+    def switch_end(self) -> str:
+        return f"{self.switch} {self.port}"
+
+
+@dataclass(frozen=True)
+class FabricExpect:
+    """What a server's switch ports must show; None where the pool does not say."""
+
+    mtu: int | None = None
+    speed_gbps: float | None = None
+    pfc_priority: int | None = None
+    ecn: bool = False
+
+
+def _text(value: object, where: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise PlanError(f"{where} must be a non-empty string, got {excerpt(value)}")
+    return value.strip()
+
+
+def read_cabling(server: str, cabling: object) -> list[Link]:
+    """A server's planned links from its `gpurack_cabling`.
+
+    Raises:
+        PlanError: the plan is not a mapping of NIC to {switch, port}.
+    """
+    if cabling is None:
+        return []
+    if not isinstance(cabling, Mapping):
+        raise PlanError(
+            f"{server}: gpurack_cabling must map each NIC to {{switch, port}}, got {excerpt(cabling)}"
+        )
+    links = []
+    for nic, entry in cabling.items():
+        where = f"{server}: gpurack_cabling.{nic}"
+        if not isinstance(entry, Mapping):
+            raise PlanError(f"{where} must be {{switch, port}}, got {excerpt(entry)}")
+        unknown = sorted(set(entry) - {"switch", "port", "lldp_port_id"})
+        if unknown:
+            raise PlanError(f"{where}: unknown key(s) {', '.join(map(str, unknown))}")
+        name = _text(nic, f"{server}: a gpurack_cabling NIC")
+        links.append(
+            Link(
+                server=server,
+                nic=name,
+                switch=_text(entry.get("switch"), f"{where}.switch"),
+                port=canonical_port(_text(entry.get("port"), f"{where}.port")),
+                lldp_port_id=_text(entry.get("lldp_port_id", name), f"{where}.lldp_port_id"),
+            )
+        )
+    return links
+
+
+def read_plan(cabling_by_server: Mapping[str, object]) -> list[Link]:
+    """Every server's links; one switch port planned for two NICs is refused.
+
+    Raises:
+        PlanError: a plan is malformed, or two NICs share a switch port.
+    """
+    links = [
+        link
+        for server in sorted(cabling_by_server)
+        for link in read_cabling(server, cabling_by_server[server])
+    ]
+    taken: dict[tuple[str, str], Link] = {}
+    for link in links:
+        other = taken.setdefault((link.switch, link.port), link)
+        if other is not link:
+            raise PlanError(
+                f"{link.switch_end()} is planned for both {other.server_end()} and {link.server_end()}"
+            )
+    return links
+
+
+def _positive(value: object, where: str) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise PlanError(f"{where} must be a positive integer, got {excerpt(value)}")
+    return value
+
+
+def read_expect(server: str, fabric: object, rdma: object) -> FabricExpect:
+    """The server's port expectations: MTU, PFC and ECN from its pool's `gpurack_fabric`, the
+    speed from `gpurack_expect.rdma.rate_gbps`.
+
+    Raises:
+        PlanError: a value is not of its type, or a PFC priority outside 0-7.
+    """
+    fabric = fabric if fabric is not None else {}
+    if not isinstance(fabric, Mapping):
+        raise PlanError(f"{server}: gpurack_fabric must be a mapping, got {excerpt(fabric)}")
+    unknown = sorted(set(fabric) - {"mtu", "pfc_priority", "ecn"})
+    if unknown:
+        raise PlanError(f"{server}: gpurack_fabric: unknown key(s) {', '.join(map(str, unknown))}")
+    priority = fabric.get("pfc_priority")
+    if priority is not None and (
+        isinstance(priority, bool) or not isinstance(priority, int) or not 0 <= priority <= 7
+    ):
+        raise PlanError(f"{server}: gpurack_fabric.pfc_priority must be 0 to 7, got {excerpt(priority)}")
+    ecn = fabric.get("ecn", False)
+    if not isinstance(ecn, bool):
+        raise PlanError(f"{server}: gpurack_fabric.ecn must be true or false, got {excerpt(ecn)}")
+    rate: Any = rdma.get("rate_gbps") if isinstance(rdma, Mapping) else None
+    return FabricExpect(
+        mtu=_positive(fabric.get("mtu"), f"{server}: gpurack_fabric.mtu"),
+        speed_gbps=_positive(rate, f"{server}: gpurack_expect.rdma.rate_gbps"),
+        pfc_priority=priority,
+        ecn=ecn,
+    )

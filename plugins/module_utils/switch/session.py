@@ -1,0 +1,131 @@
+# Copyright: (c) 2026, gpurack maintainers
+# Apache License 2.0 (see LICENSE)
+"""The thin runner over netmiko: connect to one switch, run its platform's commands, and turn
+each way of failing into one line that says which (SwitchReadError.kind).
+
+The TCP port is probed first, because netmiko reports a refused connection, an unroutable
+address and a connect timeout alike ("TCP connection to device failed").
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, cast
+
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import excerpt
+
+try:  # on the controller; the modules report its absence as one line
+    from netmiko import ConnectHandler
+    from netmiko.exceptions import NetmikoAuthenticationException, NetmikoTimeoutException, ReadTimeout
+except ImportError as exc:
+    ConnectHandler = None  # type: ignore[assignment]
+    NETMIKO_IMPORT_ERROR: ImportError | None = exc
+else:
+    NETMIKO_IMPORT_ERROR = None
+
+
+class SwitchReadError(RuntimeError):
+    """Reading a switch failed; `kind` is credentials, unreachable, timeout, platform or output."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where a switch answers SSH, and as whom. The password never appears in a message."""
+
+    name: str
+    host: str
+    port: int
+    username: str
+    password: str
+    timeout: float
+
+    def where(self) -> str:
+        return f"{self.name} ({self.host}:{self.port})"
+
+
+class Connection(Protocol):
+    """The part of a netmiko connection that gpurack uses."""
+
+    def send_command(self, command_string: str, **kwargs: Any) -> Any: ...
+
+    def send_config_set(self, config_commands: Sequence[str], **kwargs: Any) -> Any: ...
+
+    def save_config(self, *args: Any, **kwargs: Any) -> Any: ...
+
+    def disconnect(self) -> None: ...
+
+
+Connect = Callable[[Target, str], Connection]
+
+
+def probe(target: Target) -> None:
+    """Open and close a TCP connection to the switch's SSH port.
+
+    Raises:
+        SwitchReadError: refused, unroutable, or no answer within the timeout.
+    """
+    try:
+        with socket.create_connection((target.host, target.port), timeout=target.timeout):
+            return
+    except TimeoutError:
+        raise SwitchReadError("timeout", f"{target.where()}: no answer within {target.timeout:g} s") from None
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise SwitchReadError("unreachable", f"{target.where()}: unreachable: {reason.lower()}") from None
+
+
+def netmiko_connect(target: Target, device_type: str) -> Connection:
+    """A netmiko SSH session, every timeout bounded by the target's.
+
+    Raises:
+        SwitchReadError: netmiko is missing, the credentials are refused, or the session timed out.
+    """
+    if ConnectHandler is None:
+        raise SwitchReadError(
+            "platform", f"netmiko is not installed on the controller: {NETMIKO_IMPORT_ERROR}"
+        )
+    try:
+        connection = ConnectHandler(
+            device_type=device_type,
+            host=target.host,
+            port=target.port,
+            username=target.username,
+            password=target.password,
+            conn_timeout=target.timeout,
+            auth_timeout=target.timeout,
+            banner_timeout=target.timeout,
+            read_timeout_override=target.timeout,
+            fast_cli=False,
+        )
+    except NetmikoAuthenticationException:
+        raise SwitchReadError(
+            "credentials", f"{target.where()}: credentials refused for user {target.username}"
+        ) from None
+    except (NetmikoTimeoutException, ReadTimeout) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise SwitchReadError("timeout", f"{target.where()}: session failed: {excerpt(first)}") from None
+    return cast(Connection, connection)
+
+
+def run_commands(
+    target: Target, device_type: str, commands: Sequence[str], connect: Connect
+) -> dict[str, str]:
+    """Each command's output, read in one session.
+
+    Raises:
+        SwitchReadError: as probe and connect do, or a command timed out.
+    """
+    probe(target)
+    connection = connect(target, device_type)
+    try:
+        return {command: str(connection.send_command(command)) for command in commands}
+    except (NetmikoTimeoutException, ReadTimeout):
+        raise SwitchReadError("timeout", f"{target.where()}: no output within {target.timeout:g} s") from None
+    finally:
+        connection.disconnect()
