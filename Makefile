@@ -42,11 +42,11 @@ validate-local: setup ## Capture this machine and validate it against an example
 	$(BIN)/gpurack validate --from-capture $(CAPTURE) --expect $(POOL)
 
 # The stages of `make test`; tools/run-stages.sh times each and ends with a table. Two lanes at
-# once (a lane stops at its first failure): the linters, the unit tests, then Molecule, whose
-# RAID0 VM keeps about one core busy for its whole run (software emulation, one Python at a
-# time in the guest), its default scenario and the install check; and the lab end to end, the
-# longest stage, from the start. docs/molecule.md has the figures.
-TEST_STAGES ?= lint,unit,molecule-raid0,molecule-default,install-check+lab-k8s,lab-e2e
+# once (a lane stops at its first failure): the linters, then Molecule, whose RAID0 VM keeps
+# about one core busy for its whole run (software emulation, one Python at a time in the
+# guest), its default scenario, the install check and the unit tests; and the lab end to end,
+# the longest stage, from the start. docs/molecule.md has the figures.
+TEST_STAGES ?= lint,molecule-raid0,molecule-default,install-check,unit+lab-k8s,lab-e2e
 
 test: setup ## Every test: linters, syntax, unit, CLI, DB, wheel + tarball outside the checkout, Molecule, lab, lab Kubernetes (a table of stage seconds at the end)
 	tools/run-stages.sh $(TEST_STAGES)
