@@ -8,15 +8,14 @@ import re
 from collections.abc import Mapping
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.common import (
+    assemble,
     bandwidth_gbps,
     number,
     table,
 )
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.config_text import interface_sections
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.intent import PortIntent
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.model import (
     Block,
-    Neighbor,
     Port,
     RoceSettings,
     SwitchView,
@@ -85,19 +84,7 @@ def parse(name: str, outputs: Mapping[str, str]) -> SwitchView:
             output_errors=counts.get("output"),
             description=str(row["description"]),
         )
-    neighbors = tuple(
-        Neighbor(canonical_port(row["local_interface"]), row["neighbor_name"], row["neighbor_interface"])
-        for row in table(NAME, LLDP, outputs[LLDP])
-    )
-    sections = interface_sections(outputs[RUNNING])
-    return SwitchView(
-        name=name,
-        platform=NAME,
-        ports=ports,
-        neighbors=neighbors,
-        port_config=sections,
-        roce={port: _roce(blocks) for port, blocks in sections.items()},
-    )
+    return assemble(name, NAME, ports, lldp=outputs[LLDP], running=outputs[RUNNING], roce=_roce)
 
 
 def intended(intent: PortIntent) -> tuple[Block, ...]:
