@@ -1,12 +1,13 @@
-"""Drift between two snapshots of a host, over facts built from the real H200 capture."""
+"""Drift between two snapshots of a host, over facts built from the real H200 capture; cabling drift."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
-from gpurack.drift import Drift, diff
+from gpurack.drift import Drift, diff, diff_links
 from gpurack.hoststate import HostState, state_from_facts
+from gpurack.records import LinkRecord
 from inventory_helpers import REAL_SERIAL, capture_facts, hgx_facts, result
 
 
@@ -208,3 +209,47 @@ def test_diff_label_changed() -> None:
 def test_state_from_facts_missing_facts_is_empty_not_error() -> None:
     state = state_from_facts({"gpurack_gpu": {"available": False, "reason": "no driver"}})
     assert state == HostState(None, None, None, (), (), (), (), ())
+
+
+# -- where each NIC is cabled, between two fabric runs ---------------------------------------
+
+
+def _on(nic: str, switch: str | None, port: str | None, neighbor: str | None = None) -> LinkRecord:
+    return LinkRecord(nic, switch, port, neighbor)
+
+
+def test_diff_links_moved_lost_and_found_sentences() -> None:
+    before = [
+        _on("mlx5_0", "leaf1", "Ethernet1/1", "gpu01 mlx5_0"),
+        _on("mlx5_1", "leaf1", "Ethernet1/2"),
+        _on("mlx5_2", None, None),
+        _on("mlx5_3", "leaf1", "Ethernet1/3"),
+        _on("mlx5_4", "leaf1", "Ethernet1/5"),
+    ]
+    after = [
+        _on("mlx5_0", "leaf1", "Ethernet1/1", "gpu01.example mlx5_0"),  # another LLDP text only
+        _on("mlx5_1", None, None),
+        _on("mlx5_2", "leaf2", "Ethernet1/6"),
+        _on("mlx5_3", "leaf2", "Ethernet1/7"),
+        _on("mlx5_5", "leaf2", "Ethernet1/9"),
+    ]
+    drifts = diff_links(before, after)
+    assert [(d.kind, d.sentence) for d in drifts] == [
+        ("link_lost", "mlx5_1 is no longer seen on a switch (was leaf1 Ethernet1/2)"),
+        ("link_found", "mlx5_2 is now seen on leaf2 Ethernet1/6"),
+        ("link_moved", "mlx5_3 moved from leaf1 Ethernet1/3 to leaf2 Ethernet1/7"),
+        ("link_found", "mlx5_5 is now seen on leaf2 Ethernet1/9"),
+        ("link_lost", "mlx5_4 is no longer seen on a switch (was leaf1 Ethernet1/5)"),
+    ]
+    assert (drifts[2].component, drifts[2].before, drifts[2].after) == (
+        "link:mlx5_3",
+        "leaf1 Ethernet1/3",
+        "leaf2 Ethernet1/7",
+    )
+
+
+def test_diff_links_same_ports_or_never_seen_is_no_drift() -> None:
+    links = [_on("mlx5_0", "leaf1", "Ethernet1/1"), _on("mlx5_1", None, None)]
+    assert diff_links(links, list(links)) == []
+    assert diff_links([_on("mlx5_1", None, None)], []) == []
+    assert diff_links([], []) == []

@@ -8,12 +8,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from gpurack.inventory import NodeRecord, RunRecord, open_store
+from gpurack.inventory import LinkRecord, NodeRecord, RunRecord, open_store
 from pg_helpers import BACKENDS, backend_url
 from process_helpers import together
+from sqlalchemy import text
 
 PROCESSES = 4
 RECORDS = 100
+LINK_RUNS = 25
 
 
 def _record_runs(index: int, url: str) -> None:
@@ -26,6 +28,17 @@ def _record_runs(index: int, url: str) -> None:
                 NodeRecord("every-run", None, "local", {}),
             ]
             store.record(RunRecord("validate", source=f"process-{index}"), nodes)
+
+
+def _record_links(index: int, url: str) -> None:
+    """LINK_RUNS fabric runs; run i sees host node-i (new, seen by every process at about the same
+    moment) and the host every run sees, each NIC on a port of this process's leaf."""
+    with open_store(url) as store:
+        for i in range(LINK_RUNS):
+            nics = [LinkRecord(f"mlx5_{n}", f"leaf{index}", f"Ethernet1/{n + 1}", None) for n in range(8)]
+            store.record_links(
+                RunRecord("fabric", source=f"process-{index}"), {f"node-{i:03d}": nics, "every-run": nics}
+            )
 
 
 def _open(_index: int, url: str) -> None:
@@ -47,6 +60,19 @@ def test_four_processes_recording_the_same_new_hosts_lose_no_record(db_url: str)
     assert len(nodes) == RECORDS + 1
     assert {n.runs for host, n in nodes.items() if host != "every-run"} == {PROCESSES}
     assert {n.pool for host, n in nodes.items() if host != "every-run"} == {"h200"}
+
+
+def test_four_processes_recording_fabric_runs_of_the_same_new_hosts_lose_no_link(db_url: str) -> None:
+    open_store(db_url).close()
+    assert together(_record_links, PROCESSES, db_url) == []
+    with open_store(db_url) as store:
+        with store.database.engine.connect() as conn:
+            runs = conn.execute(text("SELECT count(*) FROM runs WHERE kind = 'fabric'")).scalar()
+            links = conn.execute(text("SELECT count(*) FROM switch_links")).scalar()
+        assert (runs, links) == (PROCESSES * LINK_RUNS, PROCESSES * LINK_RUNS * 2 * 8)
+        assert len(store.list_nodes()) == LINK_RUNS + 1
+        comparison = store.compare("every-run")
+        assert comparison.to_fabric_run == PROCESSES * LINK_RUNS
 
 
 def test_four_processes_opening_a_fresh_database_at_once_all_succeed(db_url: str) -> None:

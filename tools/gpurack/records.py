@@ -14,7 +14,7 @@ from typing import Any, Literal
 from gpurack.drift import Drift
 from gpurack.hoststate import HostState
 
-RunKind = Literal["run", "validate", "capture"]
+RunKind = Literal["run", "validate", "capture", "fabric"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +40,19 @@ class NodeRecord:
     labels: Mapping[str, Any] = field(default_factory=dict)
     results: Sequence[Mapping[str, Any]] = ()
     k8s_node_name: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LinkRecord:
+    """Where a fabric run saw one server NIC cabled: `switch`/`port` None when on no switch port.
+
+    `neighbor` is what the switch's LLDP shows on that port (free text, None when nothing).
+    """
+
+    nic: str
+    switch: str | None
+    port: str | None
+    neighbor: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,12 +129,18 @@ class RunView:
 
 @dataclass(frozen=True, slots=True)
 class Comparison:
-    """The drift of one host between two runs; `from_run` is None when there is one snapshot."""
+    """The drift of one host: hardware between two snapshots, cabling between two fabric runs.
+
+    `from_run`/`to_run` are the snapshot runs compared (`from_run` None with one snapshot,
+    both None without any); `from_fabric_run`/`to_fabric_run` likewise for the fabric runs.
+    """
 
     host: str
     from_run: int | None
-    to_run: int
+    to_run: int | None
     drifts: tuple[Drift, ...]
+    from_fabric_run: int | None = None
+    to_fabric_run: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

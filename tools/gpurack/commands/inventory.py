@@ -126,6 +126,8 @@ def comparison_json(comparison: Comparison) -> dict[str, Any]:
         "host": comparison.host,
         "from_run": comparison.from_run,
         "to_run": comparison.to_run,
+        "from_fabric_run": comparison.from_fabric_run,
+        "to_fabric_run": comparison.to_fabric_run,
         "drift": [asdict(d) for d in comparison.drifts],
     }
 

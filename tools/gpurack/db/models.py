@@ -172,3 +172,21 @@ class CheckResult(Base):
     evidence: Mapped[Any] = mapped_column(JsonType, nullable=True)
     limit_source: Mapped[str | None] = mapped_column(Text)
     percent: Mapped[float | None] = mapped_column(Float)  # measured share of the limit (measured checks)
+
+
+class SwitchLink(Base):
+    """Where one fabric run saw one NIC of one node cabled; `switch` and `port` None: on no port."""
+
+    __tablename__ = "switch_links"
+    __table_args__ = (
+        UniqueConstraint("run_id", "node_id", "nic", name="uq_switch_links_run_node_nic"),
+        Index("ix_switch_links_node_run", "node_id", "run_id"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
+    node_id: Mapped[int] = mapped_column(ForeignKey("nodes.id", ondelete="CASCADE"))
+    nic: Mapped[str] = mapped_column(String(64))
+    switch: Mapped[str | None] = mapped_column(String(255))
+    port: Mapped[str | None] = mapped_column(String(64))
+    neighbor: Mapped[str | None] = mapped_column(Text)  # the port's LLDP neighbour, as the switch says it

@@ -2,21 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
 
 from sqlalchemy import and_, func, select
 from sqlalchemy.orm import Session, selectinload
 
 from gpurack.db.engine import Database
-from gpurack.db.models import CheckResult, Gpu, Node, Run, Snapshot
+from gpurack.db.models import CheckResult, Gpu, Node, Run, Snapshot, SwitchLink
 from gpurack.db.states import load_states
-from gpurack.db.writes import write_run
+from gpurack.db.writes import write_links, write_run
 from gpurack.errors import UsageError
 from gpurack.hoststate import HostState
 from gpurack.records import (
     ExportRow,
     HistoryEntry,
     LatestSnapshot,
+    LinkRecord,
     NodeHead,
     NodeSummary,
     RunRecord,
@@ -45,6 +47,10 @@ class Repository:
     def write_run(self, run: RunRecord, rows: Sequence[SnapshotRow]) -> int:
         """Store one run and its snapshots in one transaction; return the run id."""
         return self.database.transact(lambda session: write_run(session, run, rows))
+
+    def write_links(self, run: RunRecord, links: Mapping[str, Sequence[LinkRecord]]) -> int:
+        """Store one fabric run and where each host's NICs were seen in one transaction; return its id."""
+        return self.database.transact(lambda session: write_links(session, run, links))
 
     def set_k8s_node_name(self, host: str, name: str) -> None:
         """Set the Kubernetes node name of a known host (UsageError when unknown)."""
@@ -143,6 +149,34 @@ class Repository:
         with self.database.reading() as session:
             return _snapshot_ids(session, _node(session, host))
 
+    def fabric_runs(self, host: str) -> list[int]:
+        """The fabric runs that recorded a NIC of `host`, oldest first (UsageError for an unknown host)."""
+        with self.database.reading() as session:
+            node = _node(session, host)
+            query = (
+                select(SwitchLink.run_id)
+                .where(SwitchLink.node_id == node.id)
+                .group_by(SwitchLink.run_id)
+                .order_by(SwitchLink.run_id)
+            )
+            return list(session.scalars(query))
+
+    def links(self, host: str, run_ids: Sequence[int]) -> dict[int, list[LinkRecord]]:
+        """Where each NIC of `host` was seen in each of `run_ids`, by run id, in recorded order."""
+        out: dict[int, list[LinkRecord]] = defaultdict(list)
+        with self.database.reading() as session:
+            node = _node(session, host)
+            query = (
+                select(
+                    SwitchLink.run_id, SwitchLink.nic, SwitchLink.switch, SwitchLink.port, SwitchLink.neighbor
+                )
+                .where(SwitchLink.node_id == node.id, SwitchLink.run_id.in_(run_ids))
+                .order_by(SwitchLink.id)
+            )
+            for run_id, nic, switch, port, neighbor in session.execute(query):
+                out[run_id].append(LinkRecord(nic, switch, port, neighbor))
+        return {run_id: out[run_id] for run_id in run_ids}
+
     def snapshot(self, snapshot_id: int) -> SnapshotView:
         """One snapshot with its node, run and check results."""
         with self.database.reading() as session:
@@ -176,7 +210,7 @@ class Repository:
             return load_states(session, snapshot_ids)
 
     def run(self, run_id: int | None = None) -> RunView:
-        """Run `run_id` (default: the latest) with the snapshot of each host it saw.
+        """Run `run_id` (default: the latest but fabric runs) with the snapshot of each host it saw.
 
         Raises:
             UsageError: no such run, or no run recorded yet.
@@ -239,7 +273,9 @@ def _node(session: Session, host: str) -> Node:
 
 
 def _run(session: Session, run_id: int | None) -> Run:
-    wanted = run_id if run_id is not None else session.scalar(select(func.max(Run.id)))
+    """Run `run_id`; by default the latest that is not a fabric run (those hold no snapshots)."""
+    reported = select(func.max(Run.id)).where(Run.kind != "fabric")
+    wanted = run_id if run_id is not None else session.scalar(reported)
     if wanted is None:
         raise UsageError("no runs recorded yet: `gpurack validate` and `gpurack run` record them")
     run = session.get(Run, wanted)

@@ -1,7 +1,8 @@
 """Write one run and its snapshots: a Run row, upserted Nodes, Snapshots and their child rows.
 
 Runs and snapshots are new rows with ids of their own; only nodes are shared between runs, so
-only they are upserted.
+only they are upserted. A fabric run is written the same way, with SwitchLink rows (where
+each NIC was seen cabled) instead of snapshots.
 """
 
 from __future__ import annotations
@@ -16,24 +17,14 @@ from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
-from gpurack.db.models import Base, CheckResult, Disk, Gpu, Nic, Node, Run, Snapshot, utcnow
+from gpurack.db.models import Base, CheckResult, Disk, Gpu, Nic, Node, Run, Snapshot, SwitchLink, utcnow
 from gpurack.hoststate import GpuState
-from gpurack.records import NodeRecord, RunRecord, SnapshotRow
+from gpurack.records import LinkRecord, NodeRecord, RunRecord, SnapshotRow
 
 
 def write_run(session: Session, run: RunRecord, rows: Sequence[SnapshotRow]) -> int:
     """Insert the run, upsert its nodes and insert one snapshot per row; return the run id."""
-    started = run.started or utcnow()
-    seen = run.finished or started
-    run_row = Run(
-        started=started,
-        finished=run.finished,
-        kind=run.kind,
-        source=run.source,
-        playbook=run.playbook,
-        status=run.status,
-    )
-    session.add(run_row)
+    run_row, seen = _add_run(session, run)
     node_ids = upsert_nodes(session, [r.node for r in rows], seen)
     session.flush()
     if not rows:
@@ -46,6 +37,44 @@ def write_run(session: Session, run: RunRecord, rows: Sequence[SnapshotRow]) -> 
     )
     _insert_children(session, snapshot_ids, rows)
     return run_row.id
+
+
+def write_links(session: Session, run: RunRecord, links: Mapping[str, Sequence[LinkRecord]]) -> int:
+    """Insert the fabric run, upsert its hosts and insert one SwitchLink per host NIC; return the run id."""
+    run_row, seen = _add_run(session, run)
+    hosts = [NodeRecord(host=host, pool=None, source=run.source, facts={}) for host in links]
+    node_ids = upsert_nodes(session, hosts, seen)
+    session.flush()
+    values = [
+        {
+            "run_id": run_row.id,
+            "node_id": node_ids[host],
+            "nic": link.nic,
+            "switch": link.switch,
+            "port": link.port,
+            "neighbor": link.neighbor,
+        }
+        for host, nics in links.items()
+        for link in nics
+    ]
+    if values:
+        session.connection().execute(insert(SwitchLink), values)
+    return run_row.id
+
+
+def _add_run(session: Session, run: RunRecord) -> tuple[Run, datetime]:
+    """The new Run row (added, not flushed) and when its nodes count as last seen."""
+    started = run.started or utcnow()
+    run_row = Run(
+        started=started,
+        finished=run.finished,
+        kind=run.kind,
+        source=run.source,
+        playbook=run.playbook,
+        status=run.status,
+    )
+    session.add(run_row)
+    return run_row, run.finished or started
 
 
 def _snapshot_row(run_id: int, node_id: int, row: SnapshotRow) -> dict[str, Any]:

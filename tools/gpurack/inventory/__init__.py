@@ -1,7 +1,7 @@
 """Node inventory: record what each run saw on each node, query it, and say what drifted.
 
 The domain API over `gpurack.db`: `open_store(url)` gives a `Store`; the records it takes and
-returns (`RunRecord`, `NodeRecord`, `SnapshotView`, `RunView`, ...) are those of
+returns (`RunRecord`, `NodeRecord`, `LinkRecord`, `SnapshotView`, `RunView`, ...) are those of
 `gpurack.records`, re-exported here.
 """
 
@@ -13,6 +13,7 @@ from gpurack.inventory.store import ExportFormat, Store, check_database, open_st
 from gpurack.records import (
     Comparison,
     HistoryEntry,
+    LinkRecord,
     NodeRecord,
     NodeSummary,
     RunKind,
@@ -27,6 +28,7 @@ __all__ = [
     "ExportFormat",
     "HistoryEntry",
     "Homogeneity",
+    "LinkRecord",
     "NodeRecord",
     "NodeSummary",
     "Outlier",

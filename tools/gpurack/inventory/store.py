@@ -20,6 +20,7 @@ from gpurack.inventory.export import export_csv, export_json
 from gpurack.records import (
     Comparison,
     HistoryEntry,
+    LinkRecord,
     NodeRecord,
     NodeSummary,
     RunRecord,
@@ -80,6 +81,23 @@ class Store:
         ]
         return self._repo.write_run(run, rows)
 
+    def record_links(self, run: RunRecord, links: Mapping[str, Sequence[LinkRecord]]) -> int:
+        """Store one fabric run: where each NIC of each host was seen cabled; return the run id.
+
+        Unknown hosts become nodes; no snapshot is written (a fabric run reads no hardware).
+
+        Raises:
+            UsageError: `run` is not of kind "fabric", or a host lists the same NIC twice.
+        """
+        if run.kind != "fabric":
+            raise UsageError(f"cannot record links in a {run.kind!r} run: links belong to a fabric run")
+        for host, nics in links.items():
+            names = [link.nic for link in nics]
+            if len(set(names)) != len(names):
+                twice = sorted({n for n in names if names.count(n) > 1})
+                raise UsageError(f"cannot record fabric run: {host} lists NIC twice: {', '.join(twice)}")
+        return self._repo.write_links(run, links)
+
     def set_k8s_node_name(self, host: str, name: str) -> None:
         """Remember the Kubernetes node name of `host` (once it joined a cluster).
 
@@ -127,7 +145,7 @@ class Store:
         return self._repo.snapshot(by_run[wanted])
 
     def run(self, run_id: int | None = None) -> RunView:
-        """Run `run_id` (default: the latest) with the snapshot of each host it saw.
+        """Run `run_id` (default: the latest but fabric runs) with the snapshot of each host it saw.
 
         Raises:
             UsageError: no such run, or no run recorded yet.
@@ -139,28 +157,36 @@ class Store:
         return self._repo.latest_snapshots(pool)
 
     def compare(self, host: str, from_run: int | None = None, to_run: int | None = None) -> Comparison:
-        """What changed on `host` between two runs (default: its last two snapshots).
+        """What changed on `host` between two runs (default: its last two snapshots and fabric runs).
+
+        Hardware is compared between two runs that both hold a snapshot of `host`; cabling
+        between its two latest fabric runs, or with `from_run`/`to_run` given, the latest
+        fabric run at or before each.
 
         Raises:
-            UsageError: unknown host, or a run in which the host has no snapshot.
+            UsageError: unknown host, a host with neither snapshots nor fabric runs, or a given
+                run in which the host has neither.
         """
-        by_run = self._runs(host)
-        runs = list(by_run)
+        by_run = self._repo.snapshot_runs(host)
+        fabric = self._repo.fabric_runs(host)
+        if not by_run and not fabric:
+            raise UsageError(f"host {host!r} has no snapshots")
+        known = sorted({*by_run, *fabric})
         for given in (from_run, to_run):
-            if given is not None and given not in by_run:
+            if given is not None and given not in known:
                 raise UsageError(
-                    f"host {host!r} has no snapshot in run {given} (runs: {', '.join(map(str, runs))})"
+                    f"host {host!r} has no snapshot in run {given} (runs: {', '.join(map(str, known))})"
                 )
-        after = runs[-1] if to_run is None else to_run
-        before = from_run
-        if before is None:
-            earlier = [r for r in runs if r < after]
-            if not earlier:
-                return Comparison(host, None, after, ())
-            before = earlier[-1]
-        states = self._repo.states([by_run[before], by_run[after]])
-        drifts = drift.diff(states[by_run[before]], states[by_run[after]])
-        return Comparison(host, before, after, tuple(drifts))
+        before, after = _snapshot_pair(list(by_run), from_run, to_run)
+        drifts: list[Drift] = []
+        if before is not None and after is not None:
+            states = self._repo.states([by_run[before], by_run[after]])
+            drifts = drift.diff(states[by_run[before]], states[by_run[after]])
+        link_from, link_to = _fabric_pair(fabric, from_run, to_run)
+        if link_from is not None and link_to is not None:
+            links = self._repo.links(host, [link_from, link_to])
+            drifts.extend(drift.diff_links(links[link_from], links[link_to]))
+        return Comparison(host, before, after, tuple(drifts), link_from, link_to)
 
     def diff(self, host: str, from_run: int | None = None, to_run: int | None = None) -> list[Drift]:
         """The drift items of `compare()`."""
@@ -172,6 +198,39 @@ class Store:
         """Every node with its latest snapshot, as JSON (nested) or CSV (one row per node)."""
         rows = self._repo.export_rows()
         return export_json(rows) if fmt == "json" else export_csv(rows)
+
+
+def _snapshot_pair(
+    runs: list[int], from_run: int | None, to_run: int | None
+) -> tuple[int | None, int | None]:
+    """The snapshot runs to compare: a given run without a snapshot (a fabric run) compares nothing."""
+    after = to_run if to_run is not None else (runs[-1] if runs else None)
+    if after is None or after not in runs:
+        return None, None
+    if from_run is None:
+        earlier = [r for r in runs if r < after]
+        return (earlier[-1] if earlier else None), after
+    return (from_run if from_run in runs else None), after
+
+
+def _fabric_pair(
+    fabric: list[int], from_run: int | None, to_run: int | None
+) -> tuple[int | None, int | None]:
+    """The fabric runs to compare: the last two, or the latest at or before each given run."""
+    if from_run is None and to_run is None:
+        return (fabric[-2] if len(fabric) > 1 else None), (fabric[-1] if fabric else None)
+    after = _at_or_before(fabric, to_run) if to_run is not None else (fabric[-1] if fabric else None)
+    if after is None:
+        return None, None
+    if from_run is None:
+        return _at_or_before(fabric, after - 1), after
+    return _at_or_before(fabric, from_run), after
+
+
+def _at_or_before(runs: list[int], run_id: int) -> int | None:
+    """The latest of `runs` (oldest first) at or before `run_id`."""
+    earlier = [r for r in runs if r <= run_id]
+    return earlier[-1] if earlier else None
 
 
 def open_store(url: str | None = None, *, create: bool = True) -> Store:

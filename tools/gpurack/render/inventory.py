@@ -149,12 +149,23 @@ def history_table(host: str, entries: Sequence[HistoryEntry]) -> None:
 
 
 def comparison(result: Comparison) -> None:
-    """What drifted on a host between two runs, one sentence per change."""
+    """What drifted on a host between two runs (and two fabric runs), one sentence per change."""
     console = _console()
-    if result.from_run is None:
-        console.print(f"{result.host}: only one snapshot (run {result.to_run}), nothing to compare")
+    spans = []
+    if result.to_run is not None:
+        if result.from_run is None:
+            spans.append(f"only one snapshot (run {result.to_run})")
+        else:
+            spans.append(f"run {result.from_run} -> run {result.to_run}")
+    if result.to_fabric_run is not None:
+        if result.from_fabric_run is None:
+            spans.append(f"only one fabric run (run {result.to_fabric_run})")
+        else:
+            spans.append(f"fabric run {result.from_fabric_run} -> run {result.to_fabric_run}")
+    span = f"{result.host}: {'; '.join(spans)}"
+    if result.from_run is None and result.from_fabric_run is None:
+        console.print(f"{span}, nothing to compare")
         return
-    span = f"{result.host}: run {result.from_run} -> run {result.to_run}"
     if not result.drifts:
         console.print(f"{span}: no drift")
         return
