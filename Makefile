@@ -16,7 +16,7 @@ LAB_PROFILES ?= --profile hgx-h100x8-ib --profile h200x1
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: help setup run lab-down validate-local lab-k8s lab-k8s-verify lab-k8s-test lab-e2e test lint unit fuzz install-check molecule molecule-default molecule-raid0 bench-molecule bench-lab bench-lab-k8s bench-inventory clean
+.PHONY: help setup run lab-down validate-local lab-k8s lab-k8s-verify lab-k8s-test lab-e2e test lint unit fuzz install-check molecule molecule-default molecule-raid0 bench-molecule bench-lab bench-lab-k8s bench-inventory bench-fabric clean
 
 help: ## List targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -114,6 +114,9 @@ bench-lab-k8s: lab-k8s ## Print lab up --kubernetes and site (first run, re-run)
 
 bench-inventory: setup ## Record 1,000 synthetic nodes and diff them all, printing the figures
 	$(BIN)/python benchmarks/bench_inventory.py
+
+bench-fabric: setup ## Print the wall time of one `gpurack fabric check` over 8 lab switches of 64 ports
+	$(BIN)/python lab/benchmarks/bench_fabric.py
 
 lab-k8s: setup ## Build Kubernetes v1.36.3, etcd, containerd, runc, CNI, crictl, CoreDNS, Kueue, kube-router and images offline (cached; helm and kube-network-policies only by `lab/k8s-build/build.sh --only NAME`)
 	lab/k8s-build/build.sh

@@ -9,6 +9,7 @@ from gpurack import render
 from gpurack.errors import ExitCode, UsageError
 
 from gpurack_lab import lab_kubernetes, nodes, profiles, rack, view
+from gpurack_lab.fabric_plan import SWITCH_FAULT_KINDS
 from gpurack_lab.faults import FAULT_KINDS
 from gpurack_lab.state import load
 
@@ -41,6 +42,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="also install the offline Kubernetes build on the nodes ('make lab-k8s' makes it), "
         "so that 'gpurack run site' ends with a cluster",
     )
+    up.add_argument(
+        "--switches",
+        type=int,
+        metavar="N",
+        help="also serve N fake top-of-rack switches on loopback whose LLDP tables follow the lab's "
+        "cabling plan (odd ones Arista EOS, even ones Cisco NX-OS; 0 removes them; a running lab's "
+        "switches restart)",
+    )
+    up.add_argument(
+        "--switch-fault",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help=f"KIND@HOST:NIC, KIND one of {', '.join(SWITCH_FAULT_KINDS)} (e.g. miscabled@lab-w1:mlx5_1)",
+    )
     up.set_defaults(handler=handle_up)
 
     verbs.add_parser("status", help="the lab's hosts, addresses, profiles and faults").set_defaults(
@@ -59,9 +75,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def handle_up(args: argparse.Namespace) -> int:
     """`gpurack lab up`."""
-    total = 6 + 3 * (args.workers + 1)
+    total = 7 + 3 * (args.workers + 1)
     with render.progress("lab up", total) as step:
-        result = rack.up(args.workers, args.profile, args.fault, step, kubernetes=args.kubernetes)
+        result = rack.up(
+            args.workers,
+            args.profile,
+            args.fault,
+            step,
+            kubernetes=args.kubernetes,
+            switch_count=args.switches,
+            switch_fault_specs=args.switch_fault,
+        )
     view.up_summary(result, rack.status(result.state), str(rack.hosts_file().parent))
     return int(ExitCode.OK)
 

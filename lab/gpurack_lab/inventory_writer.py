@@ -15,16 +15,27 @@ HEADER = (
 )
 
 
-def render(state: LabState) -> dict[str, Any]:
-    """The inventory as a dict: workers in gpu_nodes under their profile's pool group."""
+def render(state: LabState, switches: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The inventory as a dict: workers in gpu_nodes under their profile's pool group, and with
+    `switches` (the switch server's spec) the tor_switches group and each worker's cabling."""
     pools: dict[str, dict[str, Any]] = {}
+    cabling = (switches or {}).get("cabling", {})
     for host in state.workers:
-        pools.setdefault(host.group, {"hosts": {}})["hosts"][host.name] = {
+        values: dict[str, Any] = {
             "ansible_host": host.ip,
             "gpurack_lab_profile": host.profile,
             "gpurack_lab_faults": list(host.faults),
         }
+        if host.name in cabling:
+            values["gpurack_cabling"] = cabling[host.name]
+        pools.setdefault(host.group, {"hosts": {}})["hosts"][host.name] = values
     control = {h.name: {"ansible_host": h.ip} for h in state.hosts if h.role == "control_plane"}
+    children: dict[str, Any] = {
+        "gpu_nodes": {"children": dict(sorted(pools.items()))},
+        "kube_control_plane": {"hosts": control},
+    }
+    if switches:
+        children["tor_switches"] = switch_group(switches)
     return {
         "all": {
             "vars": {
@@ -37,16 +48,31 @@ def render(state: LabState) -> dict[str, Any]:
                 "gpurack_lab_kubernetes": state.kubernetes,
                 "gpurack_kubeconfig": str(lab_dir() / "kubeconfig"),
             },
-            "children": {
-                "gpu_nodes": {"children": dict(sorted(pools.items()))},
-                "kube_control_plane": {"hosts": control},
-            },
+            "children": children,
         }
     }
 
 
-def write(state: LabState, path: Path) -> Path:
-    """Write hosts.yml; return its path."""
+def switch_group(spec: dict[str, Any]) -> dict[str, Any]:
+    """The tor_switches group: each lab switch's address, SSH port, platform and login."""
+    hosts = {
+        s["name"]: {
+            "ansible_host": "127.0.0.1",
+            "ansible_port": s["port"],
+            "ansible_network_os": s["platform"],
+            "ansible_user": spec["username"],
+            # Lab-only, generated per lab (the lab's switches answer on loopback only).
+            "ansible_password": spec["password"],
+        }
+        for s in spec["switches"]
+    }
+    return {"hosts": hosts}
+
+
+def write(state: LabState, path: Path, switches: dict[str, Any] | None = None) -> Path:
+    """Write hosts.yml (mode 600: it holds the lab switches' password); return its path."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(HEADER + yaml.safe_dump(render(state), sort_keys=False, default_flow_style=False))
+    text = HEADER + yaml.safe_dump(render(state, switches), sort_keys=False, default_flow_style=False)
+    path.write_text(text)
+    path.chmod(0o600)
     return path

@@ -13,7 +13,17 @@ from pathlib import Path
 
 from gpurack.errors import ExitCode, GpurackError, UsageError
 
-from gpurack_lab import disks, docker, faults, inventory_writer, lab_kubernetes, profiles, shims
+from gpurack_lab import (
+    disks,
+    docker,
+    fabric_plan,
+    faults,
+    inventory_writer,
+    lab_kubernetes,
+    profiles,
+    shims,
+    switches,
+)
 from gpurack_lab.paths import inventory_dir, node_image_script
 from gpurack_lab.state import (
     CONTROL_PLANE,
@@ -71,6 +81,7 @@ class DownResult:
     network: bool
     loops: tuple[str, ...]
     images: tuple[str, ...]
+    switches: bool = False
 
 
 def state_file() -> Path:
@@ -140,11 +151,16 @@ def up(
     step: Step,
     *,
     kubernetes: bool = False,
+    switch_count: int | None = None,
+    switch_fault_specs: Sequence[str] = (),
 ) -> UpResult:
     """Start the lab, grow a running one by the workers it lacks, or report it unchanged.
 
     With `kubernetes`, or on a lab that already has it, the offline Kubernetes build is
     installed on every node (lab/playbooks/lab_kubernetes.yml) after the containers are up.
+    With `switch_count`, that many fake switches (0: none) serve the lab's cabling plan on
+    loopback, with `switch_fault_specs` planted; unlike hosts, a running lab's switches may be
+    changed (they restart). Without it, a running lab keeps its switches.
 
     Raises:
         UsageError: bad arguments, a half-built lab in the way, or a change a running lab cannot take.
@@ -152,9 +168,10 @@ def up(
     """
     started = time.monotonic()
     planned = plan(workers, profile_specs, fault_specs)
+    wanted = _switch_plan(planned, switch_count, switch_fault_specs)
     existing = load(state_file())
     if existing is not None:
-        return _update(existing, planned, step, kubernetes, started)
+        return _update(existing, planned, step, kubernetes=kubernetes, started=started, wanted=wanted)
     if kubernetes:
         lab_kubernetes.require_build()
     step("Docker engine")
@@ -178,20 +195,74 @@ def up(
         raise
     if kubernetes:
         lab_kubernetes.install(step)
+    if wanted is not None:
+        state = _set_switches(state, wanted, step)
     return UpResult(state, False, engine, cached, time.monotonic() - started)
 
 
+SwitchPlan = tuple[int, tuple[fabric_plan.SwitchFault, ...]]
+
+
+def _switch_plan(planned: list[Planned], count: int | None, specs: Sequence[str]) -> SwitchPlan | None:
+    """The switches asked for, checked against the planned workers before anything starts.
+
+    Raises:
+        UsageError: a bad count, or a fault on a NIC the plan does not cable.
+    """
+    if count is None:
+        if specs:
+            raise UsageError("--switch-fault needs --switches N")
+        return None
+    parsed = tuple(fabric_plan.parse_switch_fault(s) for s in specs)
+    if count == 0:
+        if parsed:
+            raise UsageError("--switch-fault needs at least one switch (--switches N)")
+        return 0, ()
+    workers = [host for host, _, _ in planned if host.role == "worker"]
+    fabric_plan.build_spec(workers, count, parsed, list(range(count)), "")
+    return count, parsed
+
+
+def _set_switches(state: LabState, wanted: SwitchPlan, step: Step) -> LabState:
+    """Start, restart or stop the lab's switches as asked; the state saved with them."""
+    count, own = wanted
+    if count:
+        step(f"{count} switches on loopback")
+        switches.start(state.workers, count, own)
+    else:
+        switches.stop()
+    state = replace(state, switches=count, switch_faults=tuple(str(f) for f in own))
+    save(state, state_file())
+    _write_inventory(state)
+    return state
+
+
+def _write_inventory(state: LabState) -> None:
+    inventory_writer.write(state, hosts_file(), switches.read_spec() if state.switches else None)
+
+
 def _update(
-    existing: LabState, planned: list[Planned], step: Step, kubernetes: bool, started: float
+    existing: LabState,
+    planned: list[Planned],
+    step: Step,
+    *,
+    kubernetes: bool,
+    started: float,
+    wanted: SwitchPlan | None,
 ) -> UpResult:
-    """`lab up` on a running lab: add the workers it lacks and/or Kubernetes, else change nothing."""
+    """`lab up` on a running lab: add the workers it lacks, Kubernetes and/or change the
+    switches, else change nothing. New workers re-cable running switches."""
     statuses = status(existing)
     if not all(s.state == "running" for s in statuses):
         broken = ", ".join(f"{s.host.name} {s.state}" for s in statuses if s.state != "running")
         raise UsageError(f"the lab is partly up ({broken}); run 'gpurack lab down' first")
     new = _growth(existing, planned)
     wants_kubernetes = kubernetes or existing.kubernetes
-    if not new and wants_kubernetes == existing.kubernetes:
+    have = (existing.switches, existing.switch_faults)
+    if wanted is None and new and existing.switches:
+        wanted = (existing.switches, tuple(fabric_plan.parse_switch_fault(f) for f in existing.switch_faults))
+    switches_change = wanted is not None and (wanted[0], tuple(str(f) for f in wanted[1])) != have
+    if not new and wants_kubernetes == existing.kubernetes and not switches_change:
         return UpResult(existing, already_up=True)
     if wants_kubernetes:
         lab_kubernetes.require_build()
@@ -202,13 +273,15 @@ def _update(
         except BaseException:
             _remove_hosts([h for h, _, _ in new])
             save(existing, state_file())
-            inventory_writer.write(existing, hosts_file())
+            _write_inventory(existing)
             raise
     else:
         save(state, state_file())
-        inventory_writer.write(state, hosts_file())
-    if wants_kubernetes:
+        _write_inventory(state)
+    if wants_kubernetes and (new or not existing.kubernetes):
         lab_kubernetes.install(step)
+    if wanted is not None and (switches_change or new):
+        state = _set_switches(state, wanted, step)
     return UpResult(state, False, seconds=time.monotonic() - started)
 
 
@@ -271,7 +344,7 @@ def _start(state: LabState, planned: list[Planned], step: Step) -> LabState:
         step(f"SSH to {host.name}")
         _wait_ssh(host, key)
     step("inventory")
-    inventory_writer.write(state, hosts_file())
+    _write_inventory(state)
     return state
 
 
@@ -362,6 +435,7 @@ def teardown(purge: bool) -> DownResult:
     network = docker.engine_ready() and docker.network_exists(NETWORK)
     if network:
         docker.remove_network(NETWORK)
+    stopped = switches.stop()
     root = lab_dir()
     loops = tuple(disks.detach_under(root))
     shutil.rmtree(root, ignore_errors=True)
@@ -369,4 +443,4 @@ def teardown(purge: bool) -> DownResult:
     images: tuple[str, ...] = ()
     if purge and docker.engine_ready():
         images = tuple(docker.purge_image(docker.image_tag(build_script())))
-    return DownResult(containers, network, loops, images)
+    return DownResult(containers, network, loops, images, stopped)

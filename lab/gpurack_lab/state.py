@@ -59,6 +59,9 @@ class LabState:
     hosts: tuple[LabHost, ...] = field(default_factory=tuple)
     # Kubernetes from the offline build was installed (`lab up --kubernetes`).
     kubernetes: bool = False
+    # Fake top-of-rack switches on loopback (`lab up --switches N`), and their faults.
+    switches: int = 0
+    switch_faults: tuple[str, ...] = ()
 
     @property
     def workers(self) -> tuple[LabHost, ...]:
@@ -89,6 +92,7 @@ def load(path: Path) -> LabState | None:
             LabHost(**{**h, "faults": tuple(h["faults"]), "disks": tuple(Disk(**d) for d in h["disks"])})
             for h in raw.pop("hosts")
         )
+        raw["switch_faults"] = tuple(raw.get("switch_faults", ()))
         return LabState(**raw, hosts=hosts)
     except (OSError, ValueError, TypeError, KeyError) as exc:
         raise NotAssessedError(

@@ -87,6 +87,12 @@ def up_summary(result: UpResult, rows: Sequence[HostStatus], inventory: str) -> 
     if result.state.kubernetes:
         console.print("Kubernetes: installed on every node from the offline build (not yet joined)")
         playbook = "site"
+    if result.state.switches:
+        faults = ", ".join(result.state.switch_faults) or "none"
+        console.print(
+            f"switches: {result.state.switches} on loopback (tor_switches), faults: {faults}; "
+            f"gpurack fabric check -i {inventory}"
+        )
     console.print(f"next: gpurack run {playbook} -i {inventory}   |   gpurack lab ssh {rows[-1].host.name}")
 
 
@@ -98,6 +104,8 @@ def down_summary(result: DownResult) -> None:
         f"{len(result.loops)} loop devices ({', '.join(result.loops) or 'none'})",
         "keys, profiles, disk files and lab/inventory/hosts.yml",
     ]
+    if result.switches:
+        parts.append("the switch server")
     if result.images:
         parts.append(f"images {', '.join(result.images)}")
     _console().print("lab down: removed " + "; ".join(parts))

@@ -94,7 +94,24 @@ def lab_leftovers() -> list[str]:
         left.append(f"state folder {lab_dir()}")
     if rack.hosts_file().exists():
         left.append(f"inventory {rack.hosts_file()}")
+    left += [f"switch server pid {pid}" for pid in _switch_servers()]
     return left
+
+
+def _switch_servers() -> list[int]:
+    """Processes serving this lab's switches (their spec lies in the lab folder)."""
+    marker = str(lab_dir() / "switches").encode()
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"gpurack_lab.switch_server" in cmdline and marker in cmdline:
+            found.append(int(proc.name))
+    return found
 
 
 def _joined(nodes: tuple[str, ...] = ("lab-cp1", "lab-w1", "lab-w2")) -> bool:

@@ -14,45 +14,10 @@ description:
   - Each output is parsed with ntc-templates' TextFSM templates behind one interface per platform
     (Arista EOS, Cisco NX-OS), into one shape (RV(switch)).
   - Changes nothing on the switch.
-  - Run it on the controller (delegated to C(localhost), or with connection C(local)), one task per
-    switch; Ansible's forks read the switches at once.
-  - Fails with one line that says what went wrong; RV(kind) says which of C(credentials),
-    C(unreachable), C(timeout), C(platform) (unknown, or netmiko missing) or C(output) (an
-    output no template understands).
 version_added: "0.1.0"
 author: gpurack maintainers
-requirements: [netmiko, ntc-templates (with netmiko)]
-options:
-  name:
-    description: The switch's inventory name (the name LLDP and the cabling plan use).
-    type: str
-    required: true
-  host:
-    description: Address of the switch's SSH server.
-    type: str
-    required: true
-  port:
-    description: Its SSH port.
-    type: int
-    default: 22
-  username:
-    description: The user to log in as.
-    type: str
-    required: true
-  password:
-    description: The user's password. Never logged.
-    type: str
-    required: true
-    no_log: true
-  network_os:
-    description: The platform, as C(ansible_network_os) spells it (C(arista_eos) or C(arista.eos.eos),
-      C(cisco_nxos) or C(cisco.nxos.nxos)).
-    type: str
-    required: true
-  timeout:
-    description: Seconds allowed for the TCP connect, the login and each command.
-    type: int
-    default: 30
+extends_documentation_fragment:
+  - gpurack.bootstrap.switch
 attributes:
   check_mode:
     support: full
@@ -95,48 +60,22 @@ kind:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.model import SwitchOutputError
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.platforms import (
-    UnknownPlatformError,
-    platform_for,
-)
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.fabric import read_switch
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.session import (
+    CONNECTION_ARGS,
     SwitchReadError,
-    Target,
     netmiko_connect,
-    run_commands,
+    target_from_params,
 )
 
 
 def main() -> None:
-    module = AnsibleModule(
-        argument_spec={
-            "name": {"type": "str", "required": True},
-            "host": {"type": "str", "required": True},
-            "port": {"type": "int", "default": 22},
-            "username": {"type": "str", "required": True},
-            "password": {"type": "str", "required": True, "no_log": True},
-            "network_os": {"type": "str", "required": True},
-            "timeout": {"type": "int", "default": 30},
-        },
-        supports_check_mode=True,
-    )
-    p = module.params
-    if not 1 <= p["timeout"] <= 600:
-        module.fail_json(
-            msg=f"{p['name']}: timeout must be 1 to 600 seconds, got {p['timeout']}", kind="platform"
-        )
-    target = Target(p["name"], p["host"], p["port"], p["username"], p["password"], float(p["timeout"]))
+    module = AnsibleModule(argument_spec=CONNECTION_ARGS, supports_check_mode=True)
     try:
-        platform = platform_for(p["network_os"])
-        outputs = run_commands(target, platform.name, platform.commands, netmiko_connect)
-        view = platform.parse(p["name"], outputs)
-    except UnknownPlatformError as exc:
-        module.fail_json(msg=f"{p['name']}: {exc}", kind="platform")
+        target = target_from_params(module.params)
+        view = read_switch(target, module.params["network_os"], netmiko_connect)
     except SwitchReadError as exc:
         module.fail_json(msg=str(exc), kind=exc.kind)
-    except SwitchOutputError as exc:
-        module.fail_json(msg=f"{target.where()}: {exc}", kind="output")
     module.exit_json(changed=False, switch=view.to_dict())
 
 

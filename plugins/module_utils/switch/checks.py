@@ -15,6 +15,7 @@ from typing import Any
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import CheckResult, Verdict
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.spec import CheckSpec, result
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.host_lldp import HostNeighbor
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.model import Neighbor, Port, SwitchView
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.plan import FabricExpect, Link
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.platforms import platform_for
@@ -28,6 +29,15 @@ CABLING = CheckSpec(
     "quick",
     "LLDP neighbours of every switch (and of the host, where lldpd runs) against gpurack_cabling",
     "each planned NIC seen on its planned switch port, and no NIC of the server anywhere else",
+    PLAN,
+    "move the cable to the planned port, or correct gpurack_cabling if the plan is wrong",
+)
+CABLING_HOST = CheckSpec(
+    "switch.cabling.host",
+    "Cabled as planned (host LLDP)",
+    "quick",
+    "the switch and port that the server's own LLDP (lldpd) shows on each planned NIC's interface",
+    "the planned switch and port",
     PLAN,
     "move the cable to the planned port, or correct gpurack_cabling if the plan is wrong",
 )
@@ -47,7 +57,7 @@ PORT_MTU = CheckSpec(
     "the planned switch port's MTU",
     "at least gpurack_fabric.mtu",
     "gpurack_fabric.mtu (the pool's group_vars)",
-    "set the port's MTU (gpurack fabric apply, or the switch's config mode)",
+    "set the port's MTU: playbooks/fabric.yml with switch_fabric_configure=true, or config mode",
 )
 PORT_SPEED = CheckSpec(
     "switch.port.speed",
@@ -74,7 +84,7 @@ PORT_ROCE = CheckSpec(
     "PFC (the lossless priority) and ECN in the planned switch port's running configuration",
     "PFC on for gpurack_fabric.pfc_priority, and ECN when gpurack_fabric.ecn",
     "gpurack_fabric (the pool's group_vars)",
-    "apply the port's RoCE settings (gpurack fabric apply, or the switch's config mode)",
+    "apply the port's RoCE settings: playbooks/fabric.yml with switch_fabric_configure=true",
 )
 
 Results = dict[str, list[CheckResult]]
@@ -258,4 +268,27 @@ def check_fabric(
         results.extend(_port_results(link, view.ports.get(link.port), view, expect(link.server)))
     for server, extra in _extra(links, views).items():
         out.setdefault(server, []).extend(extra)
+    return out
+
+
+def check_host_lldp(links: Sequence[Link], neighbors: Sequence[HostNeighbor]) -> list[CheckResult]:
+    """A server's planned links against its own LLDP neighbours (lldpd), by the interface each
+    NIC advertises (`lldp_port_id`); a NIC whose interface lldpd does not list has no result."""
+    by_interface = {n.interface: n for n in neighbors}
+    out = []
+    for link in links:
+        seen = by_interface.get(link.lldp_port_id)
+        if seen is None:
+            continue
+        shown = f"{seen.system} {seen.port}"
+        if (seen.system, seen.port) == (link.switch, link.port):
+            out.append(_on(link, CABLING_HOST, Verdict.PASS, measured=shown, expected=link.switch_end()))
+            continue
+        reason = (
+            f"{link.server} {link.nic} should be on {link.switch_end()}; "
+            f"the host's LLDP ({link.lldp_port_id}) shows {shown}"
+        )
+        out.append(
+            _on(link, CABLING_HOST, Verdict.FAIL, measured=shown, expected=link.switch_end(), reason=reason)
+        )
     return out

@@ -10,7 +10,7 @@ address and a connect timeout alike ("TCP connection to device failed").
 from __future__ import annotations
 
 import socket
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
@@ -27,7 +27,8 @@ else:
 
 
 class SwitchReadError(RuntimeError):
-    """Reading a switch failed; `kind` is credentials, unreachable, timeout, platform or output."""
+    """Reading or configuring a switch failed; `kind` is credentials, unreachable, timeout,
+    platform or output."""
 
     def __init__(self, kind: str, message: str) -> None:
         super().__init__(message)
@@ -47,6 +48,40 @@ class Target:
 
     def where(self) -> str:
         return f"{self.name} ({self.host}:{self.port})"
+
+
+# The argument spec of the options in doc_fragments/switch.py.
+CONNECTION_ARGS: dict[str, dict[str, Any]] = {
+    "name": {"type": "str", "required": True},
+    "host": {"type": "str", "required": True},
+    "port": {"type": "int", "default": 22},
+    "username": {"type": "str", "required": True},
+    "password": {"type": "str", "required": True, "no_log": True},
+    "network_os": {"type": "str", "required": True},
+    "timeout": {"type": "int", "default": 30},
+}
+MAX_TIMEOUT_S = 600
+
+
+def target_from_params(params: Mapping[str, Any]) -> Target:
+    """The target of a module's CONNECTION_ARGS.
+
+    Raises:
+        SwitchReadError: (platform) a timeout outside 1 to 600 seconds.
+    """
+    if not 1 <= params["timeout"] <= MAX_TIMEOUT_S:
+        raise SwitchReadError(
+            "platform",
+            f"{params['name']}: timeout must be 1 to {MAX_TIMEOUT_S} seconds, got {params['timeout']}",
+        )
+    return Target(
+        params["name"],
+        params["host"],
+        params["port"],
+        params["username"],
+        params["password"],
+        float(params["timeout"]),
+    )
 
 
 class Connection(Protocol):
@@ -127,5 +162,22 @@ def run_commands(
         return {command: str(connection.send_command(command)) for command in commands}
     except (NetmikoTimeoutException, ReadTimeout):
         raise SwitchReadError("timeout", f"{target.where()}: no output within {target.timeout:g} s") from None
+    finally:
+        connection.disconnect()
+
+
+def send_config(target: Target, device_type: str, commands: Sequence[str], connect: Connect) -> None:
+    """Send `commands` in config mode, then save the running configuration, in one session.
+
+    Raises:
+        SwitchReadError: as probe and connect do, or the switch did not answer in time.
+    """
+    probe(target)
+    connection = connect(target, device_type)
+    try:
+        connection.send_config_set(list(commands))
+        connection.save_config()
+    except (NetmikoTimeoutException, ReadTimeout):
+        raise SwitchReadError("timeout", f"{target.where()}: no answer within {target.timeout:g} s") from None
     finally:
         connection.disconnect()

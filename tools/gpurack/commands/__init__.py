@@ -19,6 +19,7 @@ BUILTIN: tuple[str, ...] = (
     "capture",
     "facts",
     "validate",
+    "fabric",
     "run",
     "inventory",
     "queue",

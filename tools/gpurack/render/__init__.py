@@ -17,6 +17,7 @@ from gpurack.render.console import (
     warning,
     yaml_out,
 )
+from gpurack.render.fabric import fabric_report
 from gpurack.render.facts import facts_tables
 from gpurack.render.homogeneity import outliers
 from gpurack.render.inventory import comparison, history_table, node_list, snapshot_view
@@ -31,6 +32,7 @@ __all__ = [
     "capture_summary",
     "comparison",
     "error",
+    "fabric_report",
     "facts_tables",
     "history_table",
     "internal_error",

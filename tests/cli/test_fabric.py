@@ -1,0 +1,97 @@
+"""`gpurack fabric check`: bad input is one line with exit 64; a switch that cannot be read
+skips its NICs with the reason and the run exits 0; the output forms."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from cli_helpers import invoke
+
+pytest.importorskip("netmiko", reason="netmiko reads the switches")
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _inventory(tmp_path: Path, cabling: Any, switches: dict[str, Any] | None = None) -> Path:
+    switches = {"leaf1": {"ansible_host": "127.0.0.1", "ansible_port": _closed_port(),
+                          "ansible_network_os": "arista_eos", "ansible_user": "admin",
+                          "ansible_password": "not-shown"}} if switches is None else switches  # fmt: skip
+    children: dict[str, Any] = {"gpu_nodes": {"hosts": {"gpu01": {"gpurack_cabling": cabling}}}}
+    if switches:
+        children["tor_switches"] = {"hosts": switches}
+    path = tmp_path / "hosts.yml"
+    path.write_text(yaml.safe_dump({"all": {"children": children}}))
+    return path
+
+
+CABLING = {"mlx5_0": {"switch": "leaf1", "port": "Et1"}}
+
+
+def test_an_unreadable_switch_skips_its_nics_with_the_reason(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    hosts = _inventory(tmp_path, CABLING)
+    port = yaml.safe_load(hosts.read_text())["all"]["children"]["tor_switches"]["hosts"]["leaf1"][
+        "ansible_port"
+    ]
+    done = invoke(capsys, "fabric", "check", "-i", hosts, "--json", "--timeout", "5")
+    assert done.code == 0, done.err
+    check = json.loads(done.out)
+    why = f"leaf1 (127.0.0.1:{port}): unreachable: connection refused"
+    assert check["switches"] == {"leaf1": {"read": False, "error": why}}
+    results = check["servers"]["gpu01"]["results"]
+    assert {(r["id"], r["verdict"]) for r in results} == {
+        ("switch.cabling", "skip"),
+        ("switch.port.state", "skip"),
+    }
+    assert results[0]["reason"] == f"leaf1 could not be read: {why}"
+    assert "not-shown" not in done.out + done.err
+    table = invoke(capsys, "fabric", "check", "-i", hosts, "--no-record", "--timeout", "5")
+    assert table.code == 0
+    assert "leaf1" in table.out and "unreachable: connection refused" in table.out
+
+
+@pytest.mark.parametrize(
+    ("cabling", "switches", "message"),
+    [
+        (CABLING, {}, "no hosts in tor_switches; nothing to check"),
+        (
+            {"mlx5_0": {"switch": "leaf1"}},
+            None,
+            "gpu01: gpurack_cabling.mlx5_0.port must be a non-empty string",
+        ),
+        ({"mlx5_0": "leaf1"}, None, "gpu01: gpurack_cabling.mlx5_0 must be {switch, port}"),
+        (None, None, "no host has gpurack_cabling; nothing to check"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_64(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], cabling: Any, switches: Any, message: str
+) -> None:
+    done = invoke(capsys, "fabric", "check", "-i", _inventory(tmp_path, cabling, switches))
+    assert done.code == 64
+    assert message in done.err
+    assert "Traceback" not in done.err
+
+
+def test_a_switch_without_credentials_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    hosts = _inventory(tmp_path, CABLING, {"leaf1": {"ansible_network_os": "arista_eos"}})
+    done = invoke(capsys, "fabric", "check", "-i", hosts)
+    assert done.code == 64
+    assert "leaf1: a switch needs ansible_user and ansible_password" in done.err
+
+
+def test_a_timeout_outside_1_to_600_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    done = invoke(capsys, "fabric", "check", "-i", _inventory(tmp_path, CABLING), "--timeout", "0")
+    assert done.code == 64
+    assert "--timeout must be 1 to 600 seconds, got 0" in done.err
