@@ -35,6 +35,10 @@ def _shared_conftest() -> ModuleType:
 
 
 _SHARED = _shared_conftest()
+# The shared test helpers (tests/module_helpers.py runs a module as Ansible would) import by
+# name, as they do in the unit tests.
+if str(_SHARED.REPO / "tests") not in sys.path:
+    sys.path.append(str(_SHARED.REPO / "tests"))
 REPO, FIXTURES, HW, PUBLIC, H200X1 = (
     _SHARED.REPO,
     _SHARED.FIXTURES,

@@ -3,6 +3,7 @@ switch server's CLI over real SSH (netmiko), including its config mode and saved
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,8 +19,10 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.session i
 from gpurack.errors import UsageError
 from gpurack_lab import fabric_plan, switches
 from gpurack_lab.state import LabHost
+from module_helpers import run_module
 
 pytest.importorskip("fakenos", reason="fakenos (the dev extra) serves the lab's switches over SSH")
+
 
 W1 = LabHost("lab-w1", "worker", "172.30.42.11", "h200x1", "lab_h200x1")
 W2 = LabHost("lab-w2", "worker", "172.30.42.12", "hgx-h100x8-ib", "lab_hgx_h100x8_ib")
@@ -122,3 +125,38 @@ def test_stop_ends_the_server(served: dict[str, Any]) -> None:
     assert switches.stop() is True
     assert switches.running_pid() is None
     assert switches.stop() is False
+
+
+def test_switch_config_shows_the_diff_in_check_mode_applies_then_changes_nothing(
+    served: dict[str, Any], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The module against leaf2 (NX-OS) over SSH: the lab's ports start without descriptions."""
+    target, platform_name = _target(served, "leaf2")
+    ports = [
+        {"port": "Ethernet1/1", "description": "lab-w1 mlx5_1", "mtu": 9214, "pfc_priority": 3, "ecn": True},
+        {"port": "Ethernet1/2", "description": "lab-w2 mlx5_1", "mtu": 9214, "speed_gbps": 400},
+    ]
+    args = {
+        "name": "leaf2",
+        "host": target.host,
+        "port": target.port,
+        "username": target.username,
+        "password": target.password,
+        "network_os": platform_name,
+        "timeout": 10,
+        "ports": ports,
+    }
+    dry = run_module(monkeypatch, capsys, "switch_config", **args, _ansible_check_mode=True)
+    assert dry["changed"] is True and dry["changed_ports"] == ["Ethernet1/1", "Ethernet1/2"]
+    assert "description" not in dry["diff"][0]["before"]
+    assert "   description lab-w1 mlx5_1\n" in dry["diff"][0]["after"]
+    assert "interface Ethernet1/2" in dry["commands"] and "speed 400000" in dry["commands"]
+    assert target.password not in json.dumps(dry)
+    applied = run_module(monkeypatch, capsys, "switch_config", **args)
+    assert applied["changed"] is True, applied
+    again = run_module(monkeypatch, capsys, "switch_config", **args)
+    assert again["changed"] is False and again["commands"] == []
+    platform = platform_for(platform_name)
+    view = platform.parse("leaf2", run_commands(target, platform.name, platform.commands, netmiko_connect))
+    assert view.ports["Ethernet1/1"].description == "lab-w1 mlx5_1"
+    assert view.ports["Ethernet1/2"].speed_gbps == 400

@@ -16,14 +16,27 @@ from typing import Any, Protocol, cast
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import excerpt
 
-try:  # on the controller; the modules report its absence as one line
-    from netmiko import ConnectHandler
-    from netmiko.exceptions import NetmikoAuthenticationException, NetmikoTimeoutException, ReadTimeout
-except ImportError as exc:
-    ConnectHandler = None  # type: ignore[assignment]
-    NETMIKO_IMPORT_ERROR: ImportError | None = exc
-else:
-    NETMIKO_IMPORT_ERROR = None
+
+def _netmiko() -> Any:
+    """netmiko, imported on first use: it costs every `gpurack` start a third of a second.
+
+    Raises:
+        SwitchReadError: (platform) netmiko is not installed on the controller.
+    """
+    try:
+        import netmiko  # noqa: PLC0415
+    except ImportError as exc:
+        raise SwitchReadError("platform", f"netmiko is not installed on the controller: {exc}") from None
+    return netmiko
+
+
+def _timeouts() -> tuple[type[BaseException], ...]:
+    """netmiko's timeout exceptions (none when netmiko is missing: nothing can raise them)."""
+    try:
+        from netmiko.exceptions import NetmikoTimeoutException, ReadTimeout  # noqa: PLC0415
+    except ImportError:
+        return ()
+    return (NetmikoTimeoutException, ReadTimeout)
 
 
 class SwitchReadError(RuntimeError):
@@ -121,12 +134,9 @@ def netmiko_connect(target: Target, device_type: str) -> Connection:
     Raises:
         SwitchReadError: netmiko is missing, the credentials are refused, or the session timed out.
     """
-    if ConnectHandler is None:
-        raise SwitchReadError(
-            "platform", f"netmiko is not installed on the controller: {NETMIKO_IMPORT_ERROR}"
-        )
+    netmiko = _netmiko()
     try:
-        connection = ConnectHandler(
+        connection = netmiko.ConnectHandler(
             device_type=device_type,
             host=target.host,
             port=target.port,
@@ -138,11 +148,11 @@ def netmiko_connect(target: Target, device_type: str) -> Connection:
             read_timeout_override=target.timeout,
             fast_cli=False,
         )
-    except NetmikoAuthenticationException:
+    except netmiko.exceptions.NetmikoAuthenticationException:
         raise SwitchReadError(
             "credentials", f"{target.where()}: credentials refused for user {target.username}"
         ) from None
-    except (NetmikoTimeoutException, ReadTimeout) as exc:
+    except _timeouts() as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise SwitchReadError("timeout", f"{target.where()}: session failed: {excerpt(first)}") from None
     return cast(Connection, connection)
@@ -160,7 +170,7 @@ def run_commands(
     connection = connect(target, device_type)
     try:
         return {command: str(connection.send_command(command)) for command in commands}
-    except (NetmikoTimeoutException, ReadTimeout):
+    except _timeouts():
         raise SwitchReadError("timeout", f"{target.where()}: no output within {target.timeout:g} s") from None
     finally:
         connection.disconnect()
@@ -177,7 +187,7 @@ def send_config(target: Target, device_type: str, commands: Sequence[str], conne
     try:
         connection.send_config_set(list(commands))
         connection.save_config()
-    except (NetmikoTimeoutException, ReadTimeout):
+    except _timeouts():
         raise SwitchReadError("timeout", f"{target.where()}: no answer within {target.timeout:g} s") from None
     finally:
         connection.disconnect()
