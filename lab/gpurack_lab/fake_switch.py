@@ -32,6 +32,33 @@ _NESTED = ("tx-queue ",)
 _MTU = re.compile(r"^mtu (\d+)$")
 _EOS_SPEED = re.compile(r"^speed forced (\d+)gfull$")
 _NXOS_SPEED = re.compile(r"^speed (\d+)$")
+# A port's block in each platform's interface listing: its first lines by state, then the rest.
+_INTERFACE_HEAD = {
+    EOS: {
+        "disabled": "{name} is administratively down, line protocol is down (disabled)\n",
+        "up": "{name} is up, line protocol is up (connected)\n",
+        "down": "{name} is down, line protocol is down (notconnect)\n",
+    },
+    NXOS: {
+        "disabled": "{name} is down (Administratively down)\nadmin state is down, Dedicated Interface\n",
+        "up": "{name} is up\nadmin state is up, Dedicated Interface\n",
+        "down": "{name} is down (Link not connected)\nadmin state is up, Dedicated Interface\n",
+    },
+}
+_INTERFACE_BODY = {
+    EOS: "  Hardware is Ethernet, address is 001c.7300.0001 (bia 001c.7300.0001)\n"
+    "{description}"
+    "  Ethernet MTU {mtu} bytes , BW {bandwidth} kbit\n"
+    "  Full-duplex, {speed}Gb/s, auto negotiation: off, uni-link: n/a\n"
+    "     0 input errors, 0 CRC, 0 alignment, 0 symbol, 0 input discards\n"
+    "     0 output errors, 0 collisions\n",
+    NXOS: "  Hardware: 100000/400000 Ethernet, address: 5254.0012.0001 (bia 5254.0012.0001)\n"
+    "{description}"
+    "  MTU {mtu} bytes, BW {bandwidth} Kbit , DLY 10 usec\n"
+    "  full-duplex, {speed} Gb/s, media type is 400G\n"
+    "  RX\n    0 input error  0 short frame  0 overrun   0 underrun  0 ignored\n"
+    "  TX\n    0 output error  0 collision  0 deferred  0 late collision\n",
+}
 
 
 @dataclass
@@ -81,9 +108,9 @@ class FakeSwitch:
             if command == "show running-config":
                 return self._running()
             if self.platform == EOS and command == "show interfaces":
-                return "".join(self._interface_eos(p) for p in self.ports.values())
+                return "".join(self._interface(p) for p in self.ports.values())
             if self.platform == NXOS and command == "show interface":
-                return "\n".join(self._interface_nxos(p) for p in self.ports.values())
+                return "\n".join(self._interface(p) for p in self.ports.values())
         return None
 
     def _speed(self, port: FakePort) -> int:
@@ -120,45 +147,19 @@ class FakeSwitch:
             + f"\nTotal entries displayed: {len(rows)}\n"
         )
 
-    def _interface_eos(self, port: FakePort) -> str:
-        mtu = port.setting(_MTU) or DEFAULT_MTU
+    def _interface(self, port: FakePort) -> str:
+        """One port's block of `show interfaces` (EOS) or `show interface` (NX-OS)."""
+        state = "disabled" if not port.admin_up else ("up" if port.oper_up else "down")
         speed = self._speed(port)
-        if not port.admin_up:
-            head = f"{port.name} is administratively down, line protocol is down (disabled)\n"
-        elif port.oper_up:
-            head = f"{port.name} is up, line protocol is up (connected)\n"
-        else:
-            head = f"{port.name} is down, line protocol is down (notconnect)\n"
         description = f"  Description: {port.description()}\n" if port.description() else ""
-        return (
-            head
-            + "  Hardware is Ethernet, address is 001c.7300.0001 (bia 001c.7300.0001)\n"
-            + description
-            + f"  Ethernet MTU {mtu} bytes , BW {speed * 1_000_000} kbit\n"
-            + f"  Full-duplex, {speed}Gb/s, auto negotiation: off, uni-link: n/a\n"
-            + "     0 input errors, 0 CRC, 0 alignment, 0 symbol, 0 input discards\n"
-            + "     0 output errors, 0 collisions\n"
+        head = _INTERFACE_HEAD[self.platform][state].format(name=port.name)
+        body = _INTERFACE_BODY[self.platform].format(
+            description=description,
+            mtu=port.setting(_MTU) or DEFAULT_MTU,
+            bandwidth=speed * 1_000_000,
+            speed=speed,
         )
-
-    def _interface_nxos(self, port: FakePort) -> str:
-        mtu = port.setting(_MTU) or DEFAULT_MTU
-        speed = self._speed(port)
-        if not port.admin_up:
-            head = f"{port.name} is down (Administratively down)\nadmin state is down, Dedicated Interface\n"
-        elif port.oper_up:
-            head = f"{port.name} is up\nadmin state is up, Dedicated Interface\n"
-        else:
-            head = f"{port.name} is down (Link not connected)\nadmin state is up, Dedicated Interface\n"
-        description = f"  Description: {port.description()}\n" if port.description() else ""
-        return (
-            head
-            + "  Hardware: 100000/400000 Ethernet, address: 5254.0012.0001 (bia 5254.0012.0001)\n"
-            + description
-            + f"  MTU {mtu} bytes, BW {speed * 1_000_000} Kbit , DLY 10 usec\n"
-            + f"  full-duplex, {speed} Gb/s, media type is 400G\n"
-            + "  RX\n    0 input error  0 short frame  0 overrun   0 underrun  0 ignored\n"
-            + "  TX\n    0 output error  0 collision  0 deferred  0 late collision\n"
-        )
+        return head + body
 
     def _running(self) -> str:
         if self.platform == EOS:
