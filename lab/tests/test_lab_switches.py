@@ -16,6 +16,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.session i
     run_commands,
     send_config,
 )
+from ansible_collections.gpurack.bootstrap.plugins.modules import switch_config
 from gpurack.errors import UsageError
 from gpurack_lab import fabric_plan, switches
 from gpurack_lab.state import LabHost
@@ -160,3 +161,28 @@ def test_switch_config_shows_the_diff_in_check_mode_applies_then_changes_nothing
     view = platform.parse("leaf2", run_commands(target, platform.name, platform.commands, netmiko_connect))
     assert view.ports["Ethernet1/1"].description == "lab-w1 mlx5_1"
     assert view.ports["Ethernet1/2"].speed_gbps == 400
+
+
+def test_a_setting_the_switch_did_not_take_fails_naming_the_port(
+    served: dict[str, Any], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A switch that accepts config mode but keeps its running configuration (a command it
+    silently ignores): the read-back after the change catches it."""
+    monkeypatch.setattr(switch_config, "send_config", lambda *args: None)
+    target, platform_name = _target(served, "leaf1")
+    result = run_module(
+        monkeypatch,
+        capsys,
+        "switch_config",
+        name="leaf1",
+        host=target.host,
+        port=target.port,
+        username=target.username,
+        password=target.password,
+        network_os=platform_name,
+        timeout=10,
+        ports=[{"port": "Ethernet1", "description": "lab-w1 mlx5_0", "mtu": 9214}],
+    )
+    assert result["failed"] is True and result["kind"] == "output"
+    assert result["msg"] == "leaf1: the switch did not take the settings of Ethernet1"
+    assert result["commands"] == ["interface Ethernet1", "description lab-w1 mlx5_0"]
