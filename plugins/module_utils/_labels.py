@@ -21,7 +21,9 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils._sharing import 
 PREFIX = "gpurack.io/"
 # Every key a pool (gpurack_pool) may have: anything else is refused, so a misspelt
 # `wrkload` is an error instead of a silently ignored key.
-POOL_KEYS = ("name", "workload", "sharing", "labels", "taints", *SHARING_KEYS)
+POOL_KEYS = ("name", "workload", "sharing", "labels", "taints", "cost", *SHARING_KEYS)
+# A pool's price (`gpurack_pool.cost`), for `gpurack report cost`: per GPU-hour, in the site's currency.
+COST_KEYS = ("gpu_hour",)
 TAINT_KEYS = ("key", "value", "effect")
 WORKLOADS = ("distributed-training", "inference", "batch")
 SHARING = ("full-gpu", "mig", "time-slicing")
@@ -253,7 +255,21 @@ def pool_errors(pool: object) -> list[str]:
             errors.append(f"pool.{field} must be one of {', '.join(allowed)}; got {pool.get(field)!r}")
     errors.extend(_pool_label_errors(pool.get("labels")))
     errors.extend(_taint_errors(pool.get("taints")))
+    errors.extend(_cost_errors(pool.get("cost")))
     errors.extend(sharing_errors(pool))
+    return errors
+
+
+def _cost_errors(cost: object) -> list[str]:
+    """pool.cost, when given: {gpu_hour: a number of at least 0}."""
+    if cost is None:
+        return []
+    if not isinstance(cost, Mapping):
+        return [f"pool.cost must be a mapping like {{gpu_hour: 2.5}}, got {type(cost).__name__}"]
+    errors = unknown_key_errors("pool.cost", cost, COST_KEYS)
+    price = cost.get("gpu_hour")
+    if isinstance(price, bool) or not isinstance(price, (int, float)) or not 0 <= price < float("inf"):
+        errors.append(f"pool.cost.gpu_hour must be a price of at least 0 per GPU-hour, got {price!r}")
     return errors
 
 

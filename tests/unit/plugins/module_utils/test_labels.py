@@ -281,6 +281,11 @@ def test_pool_taints_invalid_raises(taints: Any, message: str) -> None:
         ),
         ({**POOL, "taints": [{"key": "gpurack.io/x", "effect": "noschedule"}]}, "effect must be one of"),
         ({**POOL, "taints": [{"key": "k8s.io/x", "effect": "NoSchedule"}]}, "taint key 'k8s.io/x'"),
+        ({**POOL, "cost": 2.5}, "pool.cost must be a mapping like {gpu_hour: 2.5}, got float"),
+        ({**POOL, "cost": {"gpu_hour": -1}}, "pool.cost.gpu_hour must be a price of at least 0"),
+        ({**POOL, "cost": {"gpu_hour": "2.50 EUR"}}, "got '2.50 EUR'"),
+        ({**POOL, "cost": {"gpu_hour": True}}, "got True"),
+        ({**POOL, "cost": {"gpu_hour": 2, "gpu_hr": 2}}, "pool.cost: unknown key 'gpu_hr' (did you mean"),
     ],
 )
 def test_pool_errors_name_the_key(pool: Any, message: str) -> None:
@@ -306,6 +311,8 @@ def test_pool_errors_lists_every_problem_at_once() -> None:
         {**POOL, "labels": {"example.com/team": "llm", "rack": ""}, "taints": None},
         {**POOL, "taints": [{"key": "gpurack.io/pool", "value": "h200-train-a", "effect": "NoSchedule"}]},
         {**POOL, "taints": [{"key": "a", "effect": "NoSchedule"}, {"key": "a", "effect": "NoExecute"}]},
+        {**POOL, "cost": {"gpu_hour": 2.49}},
+        {**POOL, "cost": {"gpu_hour": 0}},
     ],
 )
 def test_pool_errors_accepts_valid_pools(pool: dict[str, Any]) -> None:
@@ -314,7 +321,7 @@ def test_pool_errors_accepts_valid_pools(pool: dict[str, Any]) -> None:
 
 
 def test_pool_keys_are_the_documented_ones() -> None:
-    assert POOL_KEYS == ("name", "workload", "sharing", "labels", "taints", "time_slicing", "mig")
+    assert POOL_KEYS == ("name", "workload", "sharing", "labels", "taints", "cost", "time_slicing", "mig")
 
 
 _ANY = st.recursive(
