@@ -22,6 +22,7 @@ from gpurack.inventory import NodeRecord, RunRecord, open_store
 from gpurack.report.model import check_entry
 from inventory_helpers import hgx_facts
 from pg_helpers import BACKENDS, backend_url
+from report_helpers import clock_warning, downgraded
 
 SCHEMA = Path(gpurack.__file__).parent / "data" / "report.schema.json"  # shipped as package data
 SCRIPT = "<script>alert('x')</script>"
@@ -259,117 +260,6 @@ def test_build_derives_percent_for_runs_recorded_before_it_was_stored() -> None:
     assert check_entry(ratio)["percent"] is None  # expected is a pass ratio, not a limit
 
 
-# -- findings: repeated results grouped -------------------------------------------------------
-
-GPU_BUS = ("19", "3b", "4c", "5d", "9b", "bb", "cb", "db")
-
-
-def _clock_warning(index: int, reasons: tuple[str, ...] = ("hw_slowdown",)) -> dict[str, Any]:
-    """gpu.clocks_event_reasons as the quick tier records it for one GPU of the HGX H100 capture."""
-    comp = f"GPU {index} (0000:{GPU_BUS[index]}:00.0)"
-    return {
-        "id": "gpu.clocks_event_reasons",
-        "title": "No hardware clock slowdown",
-        "tier": "quick",
-        "component": comp,
-        "verdict": "warn",
-        "measured": list(reasons),
-        "expected": [],
-        "reason": f"{comp}: clocks held down by {', '.join(reasons)}",
-        "remediation": "check cooling (fans, inlet temperature, airflow) and the power supply",
-        "evidence": {"source": "nvidia-smi -q", "lines": [f"{comp} active clock event reasons: hw_slowdown"]},
-    }
-
-
-def _downgraded(bus: str, now: float, top: float, width: int = 4) -> dict[str, Any]:
-    """pci.downgraded as recorded for a platform bridge (measured and expected are link objects)."""
-    return {
-        "id": "pci.downgraded",
-        "title": "No downgraded PCIe links",
-        "component": f"PCI {bus}",
-        "verdict": "warn",
-        "measured": {"speed_gts": now, "width": width},
-        "expected": {"speed_gts": top, "width": width},
-        "reason": f"PCI {bus} (PCI bridge: Broadcom / LSI PEX890xx (rev b0)) links at {now} GT/s x{width}, "
-        f"capable of {top} GT/s x{width}",
-        "remediation": "reseat the device or riser",
-        "evidence": {"source": "lspci -vvv", "lines": [f"{bus} LnkSta: Speed {now}GT/s (downgraded)"]},
-    }
-
-
-def _findings(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    from gpurack.report.findings import group
-
-    return group([check_entry(r) for r in results])
-
-
-def test_findings_group_one_warning_per_gpu_into_one_row() -> None:
-    (finding,) = _findings([_clock_warning(i) for i in range(8)])
-    assert finding["where"] == "GPUs 0\N{EN DASH}7"
-    assert finding["reason"] == "clocks held down by hw_slowdown"
-    assert finding["components"] == [f"GPU {i} (0000:{b}:00.0)" for i, b in enumerate(GPU_BUS)]
-    assert [block["where"] for block in finding["evidence"]] == finding["components"]  # lines differ
-
-
-def test_findings_keep_apart_what_differs_in_verdict_reason_or_value() -> None:
-    passing = {**_clock_warning(7), "verdict": "pass", "reason": None, "remediation": None}
-    findings = _findings(
-        [
-            *(_clock_warning(i) for i in (0, 1, 2, 3, 5)),
-            _clock_warning(4, ("hw_power_brake_slowdown",)),
-            passing,
-        ]
-    )
-    assert [(f["verdict"], f["where"], f["reason"]) for f in findings] == [
-        ("warn", "GPUs 0\N{EN DASH}3, 5", "clocks held down by hw_slowdown"),
-        ("warn", "GPU 4 (0000:9b:00.0)", "GPU 4 (0000:9b:00.0): clocks held down by hw_power_brake_slowdown"),
-        ("pass", "GPU 7 (0000:db:00.0)", None),
-    ]
-
-
-def test_findings_group_pci_links_and_name_the_shared_device() -> None:
-    buses = ("0000:17:00.0", "0000:39:00.0", "0000:4a:00.0")
-    findings = _findings(
-        [*(_downgraded(b, 16.0, 32.0) for b in buses), _downgraded("0000:80:01.0", 16.0, 16.0)]
-    )
-    assert [f["where"] for f in findings] == [
-        "PCI 0000:17:00.0, 0000:39:00.0, 0000:4a:00.0",
-        "PCI 0000:80:01.0",
-    ]
-    assert findings[0]["reason"] == (
-        "PCI bridge: Broadcom / LSI PEX890xx (rev b0): links at 16.0 GT/s x4, capable of 32.0 GT/s x4"
-    )
-
-
-@pytest.mark.parametrize(
-    ("components", "where"),
-    [
-        (["GPU 0 (0000:18:00.0)"], "GPU 0 (0000:18:00.0)"),
-        ([f"GPU {i} (0000:{b}:00.0)" for i, b in enumerate(GPU_BUS)], "GPUs 0\N{EN DASH}7"),
-        (["GPU 0", "GPU 1"], "GPUs 0, 1"),
-        (["node", "node"], "node"),
-        (
-            [f"mlx5_{i} port 1" for i in (0, 1, 4, 5, 6, 7)] + ["mlx5_bond_0 port 1", "mlx5_0 port 2"],
-            "port 1 on mlx5_0, mlx5_1, mlx5_4\N{EN DASH}7, mlx5_bond_0; port 2 on mlx5_0",
-        ),
-        (["GPU 2 (0000:4c:00.0)", "GPU 3 (0000:5d:00.0)", "nvme0n1"], "GPUs 2, 3; nvme0n1"),
-    ],
-)
-def test_where_names_components_compactly(components: list[str], where: str) -> None:
-    from gpurack.report.findings import where as name
-
-    assert name(components) == where
-
-
-def test_shared_reason_takes_only_a_whole_leading_component_off() -> None:
-    from gpurack.report.findings import shared_reason
-
-    check = {"component": "GPU 1", "reason": "GPU 10 (0000:aa:00.0): hot"}
-    assert shared_reason(check) is None
-    assert shared_reason({"component": "GPU 1", "reason": "GPU 1: hot"}) == "hot"
-    assert shared_reason({"component": "node", "reason": "no facts"}) is None
-
-
 # -- what the documents show -------------------------------------------------------------------
 
 
@@ -406,7 +296,7 @@ def test_report_run_badge_agrees_with_its_warning_node(
     # A lab run: one node warns (clock slowdown), the other passes; the run is WARN, not PASS.
     gpu_count = _failing_results()[0]
     md, page, doc = _documents(
-        capsys, tmp_path, {"lab-w1": [_clock_warning(0), gpu_count], "lab-w2": [gpu_count]}
+        capsys, tmp_path, {"lab-w1": [clock_warning(0), gpu_count], "lab-w2": [gpu_count]}
     )
     assert [(n["host"], n["verdict"]) for n in doc["nodes"]] == [("lab-w1", "warn"), ("lab-w2", "pass")]
     assert doc["summary"]["verdict"] == "warn"
@@ -420,7 +310,7 @@ def test_report_run_badge_agrees_with_its_warning_node(
     [
         ({"a": [{"id": "gpu.count", "verdict": "skip", "reason": "not set"}]}, "skip", ["skip"]),
         ({"a": [], "b": [{"id": "gpu.count", "verdict": "pass"}]}, "pass", ["pass", None]),
-        ({"a": [{"id": "gpu.xid", "verdict": "fail"}], "b": [_clock_warning(1)]}, "fail", ["fail", "warn"]),
+        ({"a": [{"id": "gpu.xid", "verdict": "fail"}], "b": [clock_warning(1)]}, "fail", ["fail", "warn"]),
     ],
 )
 def test_report_run_verdict_is_the_rule_over_its_nodes(
@@ -439,7 +329,7 @@ def test_report_run_verdict_is_the_rule_over_its_nodes(
 
 
 def test_report_shows_values_as_people_read_them(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    results = [*(_clock_warning(i) for i in range(8)), _downgraded("0000:00:0c.0", 5.0, 8.0, width=1)]
+    results = [*(clock_warning(i) for i in range(8)), downgraded("0000:00:0c.0", 5.0, 8.0, width=1)]
     md, page, _ = _documents(capsys, tmp_path, {"lab-w1": results})
     for document in (md, page):
         assert "GPUs 0\N{EN DASH}7" in document and "clocks held down by hw" in document
@@ -457,7 +347,7 @@ def test_report_escapes_host_text_in_markdown_and_html(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     hostile = {
-        **_clock_warning(0),
+        **clock_warning(0),
         "remediation": "see [x](javascript:alert(1)) and ![i](http://x/i.png) <img src=x onerror=alert(1)>",
         "reason": "GPU 0 (0000:19:00.0): *bold* `tick` | pipe",
     }
