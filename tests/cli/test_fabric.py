@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 import yaml
+from ansible.parsing.vault import VaultLib, VaultSecret
 from cli_helpers import invoke
 
 pytest.importorskip("netmiko", reason="netmiko reads the switches")
@@ -95,3 +96,25 @@ def test_a_timeout_outside_1_to_600_is_refused(tmp_path: Path, capsys: pytest.Ca
     done = invoke(capsys, "fabric", "check", "-i", _inventory(tmp_path, CABLING), "--timeout", "0")
     assert done.code == 64
     assert "--timeout must be 1 to 600 seconds, got 0" in done.err
+
+
+def test_a_vault_encrypted_password_is_read_with_ansibles_vault_password_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    secret = b"pw-for-vault"
+    vault = VaultLib([("default", VaultSecret(secret))])
+    encrypted = vault.encrypt("s3cret-in-vault").decode()
+    hosts = _inventory(tmp_path, CABLING)
+    (tmp_path / "host_vars").mkdir()
+    block = "\n".join("  " + line for line in encrypted.splitlines())
+    (tmp_path / "host_vars" / "leaf1.yml").write_text(f"ansible_password: !vault |\n{block}\n")
+    locked = invoke(capsys, "fabric", "check", "-i", hosts, "--no-record")
+    assert locked.code == 64
+    assert "ANSIBLE_VAULT_PASSWORD_FILE" in locked.err and "s3cret-in-vault" not in locked.err
+    password_file = tmp_path / "vault-pass"
+    password_file.write_bytes(secret + b"\n")
+    monkeypatch.setattr("ansible.constants.DEFAULT_VAULT_PASSWORD_FILE", str(password_file))
+    done = invoke(capsys, "fabric", "check", "-i", hosts, "--no-record", "--json", "--timeout", "2")
+    assert done.code == 0, done.err
+    assert json.loads(done.out)["switches"]["leaf1"]["read"] is False  # decrypted, then unreachable
+    assert "s3cret-in-vault" not in done.out + done.err

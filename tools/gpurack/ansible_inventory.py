@@ -32,6 +32,7 @@ class Inventory:
         self.path = path
         self._error = AnsibleError
         self._loader = DataLoader()
+        _configured_vault_secrets(self._loader)
         with self._reading(), _quiet_inventory():
             self._manager = InventoryManager(loader=self._loader, sources=[str(path)])
         self._variables = VariableManager(loader=self._loader, inventory=self._manager)
@@ -79,7 +80,26 @@ class Inventory:
         try:
             yield
         except self._error as exc:
-            raise UsageError(f"{self.path}: {exc.message}") from None
+            hint = ""
+            if "vault" in str(exc.message).lower():
+                hint = " (give Ansible the Vault password file: ANSIBLE_VAULT_PASSWORD_FILE=PATH)"
+            raise UsageError(f"{self.path}: {exc.message}{hint}") from None
+
+
+def _configured_vault_secrets(loader: Any) -> None:
+    """Let the loader decrypt Vault values with the password files Ansible is configured with
+    (`ANSIBLE_VAULT_PASSWORD_FILE`, `vault_password_file` or `vault_identity_list` in
+    ansible.cfg), as ansible-playbook would; it never prompts."""
+    import ansible.constants as C  # noqa: PLC0415, N812
+    from ansible.cli import CLI  # noqa: PLC0415
+
+    files = [C.DEFAULT_VAULT_PASSWORD_FILE] if C.DEFAULT_VAULT_PASSWORD_FILE else []
+    if not files and not C.DEFAULT_VAULT_IDENTITY_LIST:
+        return
+    secrets = CLI.setup_vault_secrets(
+        loader, vault_ids=C.DEFAULT_VAULT_IDENTITY_LIST, vault_password_files=files, auto_prompt=False
+    )
+    loader.set_vault_secrets(secrets)
 
 
 def inventory_variable(inventory: Path, name: str) -> Any:
