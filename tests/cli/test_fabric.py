@@ -92,6 +92,16 @@ def test_a_switch_without_credentials_is_a_usage_error(
     assert "leaf1: a switch needs ansible_user and ansible_password" in done.err
 
 
+def test_a_switch_port_that_is_not_a_tcp_port_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    login = {"ansible_network_os": "arista_eos", "ansible_user": "a", "ansible_password": "b"}
+    hosts = _inventory(tmp_path, CABLING, {"leaf1": {**login, "ansible_port": "ssh"}})
+    done = invoke(capsys, "fabric", "check", "-i", hosts)
+    assert done.code == 64
+    assert "leaf1: ansible_port must be a TCP port (1 to 65535), got 'ssh'" in done.err
+
+
 def test_a_timeout_outside_1_to_600_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     done = invoke(capsys, "fabric", "check", "-i", _inventory(tmp_path, CABLING), "--timeout", "0")
     assert done.code == 64

@@ -100,7 +100,10 @@ def target_from_vars(name: str, values: Mapping[str, Any], timeout: float = DEFA
     password = values.get("ansible_password")
     if not user or password is None:
         raise PlanError(f"{name}: a switch needs ansible_user and ansible_password")
-    return Target(name, str(host), int(values.get("ansible_port") or 22), str(user), str(password), timeout)
+    port = values.get("ansible_port") or 22
+    if isinstance(port, bool) or not str(port).isdecimal() or not 0 < int(port) < 65536:
+        raise PlanError(f"{name}: ansible_port must be a TCP port (1 to 65535), got {port!r}")
+    return Target(name, str(host), int(port), str(user), str(password), timeout)
 
 
 def read_switch(target: Target, network_os: object, connect: Connect) -> SwitchView:
