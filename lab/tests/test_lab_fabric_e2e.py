@@ -145,6 +145,10 @@ def test_fabric_check_names_each_fault_and_the_round_trip_fixes_what_config_can(
     }
     assert partial["switches"]["leaf1"]["read"] and partial["switches"]["leaf2"]["read"]
     assert _failures(partial) == _failures(fixed)
+    # The playbook too: leaf9 fails last, with its line; leaf1 and leaf2 pass; the servers
+    # were checked (they fail on the faults configuration cannot fix).
+    code, played = json_run(["run", "fabric", "-i", str(both), "--no-record"], capsys)
+    assert sorted(played["failed"]) == ["lab-w1", "lab-w2", "leaf9"], played
 
     # Without faults the clean plan passes, and the inventory says where mlx5_1 went.
     _switches(lab_cluster, 2)
