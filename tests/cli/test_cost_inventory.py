@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 import yaml
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._cost import CostError
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._cost_inputs import pools_from_hosts
 from gpurack import cost_inventory
 from gpurack.errors import UsageError
 
@@ -71,10 +73,8 @@ def test_bad_cost_inputs_are_one_line(
 
 def test_two_prices_for_one_pool_are_refused() -> None:
     hosts = {"a": _pool("h100", 8, 2.5), "b": _pool("h100", 8, 3.0)}
-    with pytest.raises(
-        UsageError, match=r"pool h100: its hosts give two prices per GPU-hour \(2.5 and 3.0\)"
-    ):
-        cost_inventory.pools_from_hosts(hosts)
+    with pytest.raises(CostError, match=r"pool h100: its hosts give two prices per GPU-hour \(2.5 and 3.0\)"):
+        pools_from_hosts(hosts)
 
 
 def test_an_inventory_without_pools_has_nothing_to_cost(tmp_path: Path) -> None:

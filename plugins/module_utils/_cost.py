@@ -1,3 +1,5 @@
+# Copyright: (c) 2026, gpurack maintainers
+# Apache License 2.0 (see LICENSE)
 """The cost of accepted work, by the seed's formula (DESIGN.md, "Observability and cost"):
 
     effective_cost = (compute + network + storage + support + idle + failed_runs + operations)
@@ -6,7 +8,7 @@
 over a window, from each pool's GPU capacity and price per GPU-hour, the GPU allocations
 seen in the window (a job's pods: GPUs, start, end, outcome) and the site's monthly costs.
 Pure arithmetic; where the allocations come from (Kueue, pod lifetimes, Prometheus) is not
-this module's concern.
+this module's concern. Stdlib only: the acceptance filter runs it in the playbook too.
 
 - An allocation counts only inside the window (clipped at both ends).
 - compute: the GPU-hours of allocations that did not fail, at their pool's price;
@@ -24,11 +26,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from gpurack.errors import UsageError
-
 HOURS_PER_MONTH = 730.0  # 365 days x 24 h / 12
 Outcome = Literal["accepted", "failed", "other"]
 SITE_COSTS = ("network", "storage", "support", "operations")
+
+
+class CostError(ValueError):
+    """The inputs cannot be costed: a malformed window, count, price or allocation (one line)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,26 +114,26 @@ class Cost:
 def _checked(
     window: Window, capacity: Mapping[str, int], allocations: Sequence[Allocation], prices: Prices
 ) -> None:
-    """Raises: UsageError for an empty window, a negative count or price, an allocation that
+    """Raises: CostError for an empty window, a negative count or price, an allocation that
     ends before it starts, or a pool without a price."""
     if window.hours <= 0:
-        raise UsageError(f"the cost window must end after it starts ({window.since} to {window.until})")
+        raise CostError(f"the cost window must end after it starts ({window.since} to {window.until})")
     for pool, gpus in capacity.items():
         if gpus < 0:
-            raise UsageError(f"pool {pool}: a GPU count cannot be negative, got {gpus}")
+            raise CostError(f"pool {pool}: a GPU count cannot be negative, got {gpus}")
         price = prices.gpu_hour.get(pool)
         if price is None:
-            raise UsageError(f"pool {pool}: no price per GPU-hour (gpurack_pool.cost.gpu_hour)")
+            raise CostError(f"pool {pool}: no price per GPU-hour (gpurack_pool.cost.gpu_hour)")
         if price < 0:
-            raise UsageError(f"pool {pool}: gpu_hour cannot be negative, got {price}")
+            raise CostError(f"pool {pool}: gpu_hour cannot be negative, got {price}")
     for name, value in prices.monthly.items():
         if name not in SITE_COSTS or value < 0:
-            raise UsageError(f"site cost {name}={value}: one of {', '.join(SITE_COSTS)}, not negative")
+            raise CostError(f"site cost {name}={value}: one of {', '.join(SITE_COSTS)}, not negative")
     for a in allocations:
         if a.end < a.start or a.gpus < 0 or a.units < 0:
-            raise UsageError(f"allocation on {a.pool} ({a.start} to {a.end}, {a.gpus} GPUs) is not valid")
+            raise CostError(f"allocation on {a.pool} ({a.start} to {a.end}, {a.gpus} GPUs) is not valid")
         if a.pool not in capacity:
-            raise UsageError(f"allocation on pool {a.pool}, which the inventory does not have")
+            raise CostError(f"allocation on pool {a.pool}, which the inventory does not have")
 
 
 def _pool_cost(pool: str, gpus: int, price: float, window: Window, mine: Sequence[Allocation]) -> PoolCost:
@@ -158,7 +162,7 @@ def cost(
     """The window's cost of every pool of `capacity` (GPUs per pool).
 
     Raises:
-        UsageError: as `_checked`.
+        CostError: as `_checked`.
     """
     _checked(window, capacity, allocations, prices)
     pools = tuple(
@@ -205,10 +209,10 @@ def against(result: Cost, baseline: Baseline) -> BaselineComparison:
     """The window's total against the baseline's price of its accepted work.
 
     Raises:
-        UsageError: a negative baseline price.
+        CostError: a negative baseline price.
     """
     if baseline.price < 0:
-        raise UsageError(f"the baseline price cannot be negative, got {baseline.price}")
+        raise CostError(f"the baseline price cannot be negative, got {baseline.price}")
     if baseline.kind == "gpu_hour":
         work = sum(p.useful_gpu_hours for p in result.pools)
     else:

@@ -5,8 +5,16 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from gpurack.cost import HOURS_PER_MONTH, Allocation, Baseline, Prices, Window, against, cost
-from gpurack.errors import UsageError
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._cost import (
+    HOURS_PER_MONTH,
+    Allocation,
+    Baseline,
+    CostError,
+    Prices,
+    Window,
+    against,
+    cost,
+)
 
 T0 = datetime(2026, 12, 1, 0, tzinfo=UTC)
 WINDOW = Window(T0, T0 + timedelta(hours=10))
@@ -95,5 +103,5 @@ def test_overallocation_leaves_no_negative_idle() -> None:
 def test_bad_input_is_a_usage_error(
     window: Window, capacity: dict[str, int], allocations: list[Allocation], prices: Prices, message: str
 ) -> None:
-    with pytest.raises(UsageError, match=message):
+    with pytest.raises(CostError, match=message):
         cost(window, capacity, allocations, prices)

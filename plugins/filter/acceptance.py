@@ -1,0 +1,86 @@
+# Copyright: (c) 2026, gpurack maintainers
+# Apache License 2.0 (see LICENSE)
+"""Acceptance filters: the job, the prices, the rows and their lines (docs: the .yml beside)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from ansible.errors import AnsibleFilterError
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._cost import CostError
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._cost_inputs import (
+    pools_from_hosts,
+    site_costs,
+)
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance import job, observe, rows, settings
+
+
+def acceptance_job_objects(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The headless Service and the Indexed Job of the acceptance run `spec` describes."""
+    if not isinstance(spec, Mapping):
+        raise AnsibleFilterError(
+            "acceptance_job_objects expects a mapping (name, namespace, queue, image, ...)"
+        )
+    try:
+        return job.objects(job.JobSpec.from_mapping(spec))
+    except (TypeError, ValueError) as exc:
+        raise AnsibleFilterError(f"acceptance_job_objects: {exc}") from None
+
+
+def acceptance_rows(raw: Mapping[str, Any], acceptance: Any = None) -> list[dict[str, Any]]:
+    """The seven rows (the one result shape) from the role's read of the cluster and
+    `gpurack_acceptance` (thresholds, baseline)."""
+    if not isinstance(raw, Mapping):
+        raise AnsibleFilterError("acceptance_rows expects the mapping the acceptance role gathered")
+    try:
+        wanted = settings.read(acceptance)
+        seen = rows.Observed.from_mapping(observe.observed(raw))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise AnsibleFilterError(f"acceptance_rows: {exc}") from None
+    return [row.to_dict() for row in rows.rows(seen, wanted)]
+
+
+def acceptance_prices(
+    hostvars: Mapping[str, Mapping[str, Any]], hosts: Sequence[str], site: Any = None
+) -> dict[str, Any]:
+    """Each pool's price per GPU-hour (from its hosts' `gpurack_pool.cost`) and the site's
+    monthly costs and currency (`gpurack_site_costs`)."""
+    if isinstance(hosts, (str, bytes)):
+        raise AnsibleFilterError("acceptance_prices expects hostvars and a list of host names")
+    try:
+        _, gpu_hour = pools_from_hosts({h: hostvars[h] for h in hosts})
+        monthly, currency = site_costs(site)
+    except CostError as exc:
+        raise AnsibleFilterError(f"acceptance_prices: {exc}") from None
+    except KeyError as exc:
+        raise AnsibleFilterError(f"acceptance_prices: host {exc} is not in hostvars") from None
+    return {"gpu_hour": gpu_hour, "monthly": monthly, "currency": currency}
+
+
+def acceptance_node(node: Mapping[str, Any]) -> dict[str, Any]:
+    """A Node object cut to its name and labels (what the rows read of it)."""
+    meta = node.get("metadata") if isinstance(node, Mapping) else None
+    if not isinstance(meta, Mapping):
+        raise AnsibleFilterError("acceptance_node expects a Node object")
+    return {"metadata": {"name": meta.get("name"), "labels": dict(meta.get("labels") or {})}}
+
+
+def acceptance_row_line(row: Mapping[str, Any]) -> str:
+    """One row as a line of text: id, verdict, figure with its unit, and why."""
+    if not isinstance(row, Mapping):
+        raise AnsibleFilterError("acceptance_row_line expects one row of acceptance_rows")
+    return rows.line(row)
+
+
+class FilterModule:
+    """gpurack.bootstrap acceptance filters."""
+
+    def filters(self) -> dict[str, Callable[..., Any]]:
+        return {
+            "acceptance_job_objects": acceptance_job_objects,
+            "acceptance_node": acceptance_node,
+            "acceptance_prices": acceptance_prices,
+            "acceptance_row_line": acceptance_row_line,
+            "acceptance_rows": acceptance_rows,
+        }
