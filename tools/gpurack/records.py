@@ -11,10 +11,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._cost import Outcome
+
 from gpurack.drift import Drift
 from gpurack.hoststate import HostState
 
-RunKind = Literal["run", "validate", "capture", "fabric"]
+RunKind = Literal["run", "validate", "capture", "fabric", "accept"]
+# Runs that hold no node snapshots (a report of "the latest run" skips them).
+RUNS_WITHOUT_SNAPSHOTS: tuple[RunKind, ...] = ("fabric", "accept")
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +57,41 @@ class LinkRecord:
     switch: str | None
     port: str | None
     neighbor: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class AcceptanceRecord:
+    """One acceptance run (playbooks/accept.yml): the job, what its GPUs were held for and did,
+    and its seven rows (result dicts, docs/checks.md's shape).
+
+    `started`/`finished`: the GPUs' allocation (Kueue's admission to the job's end);
+    `outcome`: accepted (the job completed and no row failed), failed, or other (never ran).
+    """
+
+    name: str
+    team: str
+    queue: str
+    pool: str
+    pods: int
+    gpus: int
+    started: datetime
+    finished: datetime
+    outcome: Outcome
+    units: float
+    verdict: str
+    results: Sequence[Mapping[str, Any]]
+    queue_wait_s: float | None = None
+    cost_total: float | None = None
+    cost_per_unit: float | None = None
+    currency: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class AcceptanceView:
+    """A stored acceptance run, with the gpurack run it belongs to."""
+
+    run_id: int
+    record: AcceptanceRecord
 
 
 @dataclass(frozen=True, slots=True)

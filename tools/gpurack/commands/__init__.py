@@ -21,6 +21,7 @@ BUILTIN: tuple[str, ...] = (
     "validate",
     "fabric",
     "run",
+    "accept",
     "inventory",
     "queue",
     "report",

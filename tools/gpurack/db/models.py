@@ -190,3 +190,47 @@ class SwitchLink(Base):
     switch: Mapped[str | None] = mapped_column(String(255))
     port: Mapped[str | None] = mapped_column(String(64))
     neighbor: Mapped[str | None] = mapped_column(Text)  # the port's LLDP neighbour, as the switch says it
+
+
+class AcceptanceRun(Base):
+    """One acceptance run: its job, the GPUs it held from admission to its end, and its cost."""
+
+    __tablename__ = "acceptance_runs"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), unique=True)
+    name: Mapped[str] = mapped_column(String(63))
+    team: Mapped[str] = mapped_column(String(63), index=True)
+    queue: Mapped[str] = mapped_column(String(253))
+    pool: Mapped[str] = mapped_column(String(63))
+    pods: Mapped[int] = mapped_column(Integer)
+    gpus: Mapped[int] = mapped_column(Integer)
+    started: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)
+    finished: Mapped[datetime] = mapped_column(UTCDateTime())
+    outcome: Mapped[str] = mapped_column(String(16))
+    units: Mapped[float] = mapped_column(Float)
+    verdict: Mapped[str] = mapped_column(String(8))
+    queue_wait_s: Mapped[float | None] = mapped_column(Float)
+    cost_total: Mapped[float | None] = mapped_column(Float)
+    cost_per_unit: Mapped[float | None] = mapped_column(Float)
+    currency: Mapped[str] = mapped_column(String(8))
+
+    steps: Mapped[list[AcceptanceStep]] = relationship(
+        order_by="AcceptanceStep.position", passive_deletes=True
+    )
+
+
+class AcceptanceStep(Base):
+    """One of an acceptance run's seven rows, in the one result shape."""
+
+    __tablename__ = "acceptance_steps"
+    __table_args__ = (
+        UniqueConstraint("acceptance_run_id", "position", name="uq_acceptance_steps_run_position"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    acceptance_run_id: Mapped[int] = mapped_column(ForeignKey("acceptance_runs.id", ondelete="CASCADE"))
+    position: Mapped[int] = mapped_column(Integer)
+    result: Mapped[dict[str, Any]] = mapped_column(JsonType)
+    check_id: Mapped[str] = mapped_column(String(128))
+    verdict: Mapped[str] = mapped_column(String(8))

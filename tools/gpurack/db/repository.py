@@ -4,17 +4,22 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._cost import Outcome
 from sqlalchemy import and_, func, select
 from sqlalchemy.orm import Session, selectinload
 
 from gpurack.db.engine import Database
-from gpurack.db.models import CheckResult, Gpu, Node, Run, Snapshot, SwitchLink
+from gpurack.db.models import AcceptanceRun, CheckResult, Gpu, Node, Run, Snapshot, SwitchLink
 from gpurack.db.states import load_states
-from gpurack.db.writes import write_links, write_run
+from gpurack.db.writes import write_acceptance, write_links, write_run
 from gpurack.errors import UsageError
 from gpurack.hoststate import HostState
 from gpurack.records import (
+    RUNS_WITHOUT_SNAPSHOTS,
+    AcceptanceRecord,
+    AcceptanceView,
     ExportRow,
     HistoryEntry,
     LatestSnapshot,
@@ -52,6 +57,10 @@ class Repository:
         """Store one fabric run and where each host's NICs were seen in one transaction; return its id."""
         return self.database.transact(lambda session: write_links(session, run, links))
 
+    def write_acceptance(self, run: RunRecord, acceptance: AcceptanceRecord) -> int:
+        """Store one accept run and its rows in one transaction; return its id."""
+        return self.database.transact(lambda session: write_acceptance(session, run, acceptance))
+
     def set_k8s_node_name(self, host: str, name: str) -> None:
         """Set the Kubernetes node name of a known host (UsageError when unknown)."""
 
@@ -61,6 +70,20 @@ class Repository:
         self.database.transact(rename)
 
     # -- reading ---------------------------------------------------------------------------
+
+    def acceptance_runs(
+        self, since: datetime | None = None, until: datetime | None = None
+    ) -> list[AcceptanceView]:
+        """The acceptance runs whose GPUs were held in [since, until), oldest first."""
+        query = (
+            select(AcceptanceRun).options(selectinload(AcceptanceRun.steps)).order_by(AcceptanceRun.started)
+        )
+        if since is not None:
+            query = query.where(AcceptanceRun.finished > since)
+        if until is not None:
+            query = query.where(AcceptanceRun.started < until)
+        with self.database.reading() as session:
+            return [_acceptance_view(row) for row in session.scalars(query)]
 
     def hosts(self) -> list[str]:
         with self.database.reading() as session:
@@ -273,8 +296,8 @@ def _node(session: Session, host: str) -> Node:
 
 
 def _run(session: Session, run_id: int | None) -> Run:
-    """Run `run_id`; by default the latest that is not a fabric run (those hold no snapshots)."""
-    reported = select(func.max(Run.id)).where(Run.kind != "fabric")
+    """Run `run_id`; by default the latest that holds snapshots (not a fabric or accept run)."""
+    reported = select(func.max(Run.id)).where(Run.kind.not_in(RUNS_WITHOUT_SNAPSHOTS))
     wanted = run_id if run_id is not None else session.scalar(reported)
     if wanted is None:
         raise UsageError("no runs recorded yet: `gpurack validate` and `gpurack run` record them")
@@ -327,3 +350,28 @@ def _snapshot_view(node: Node, snap: Snapshot, state: HostState) -> SnapshotView
         results=tuple(_result_dict(c) for c in snap.checks),
         state=state,
     )
+
+
+def _acceptance_view(row: AcceptanceRun) -> AcceptanceView:
+    outcome: Outcome = (
+        "accepted" if row.outcome == "accepted" else "failed" if row.outcome == "failed" else "other"
+    )
+    record = AcceptanceRecord(
+        name=row.name,
+        team=row.team,
+        queue=row.queue,
+        pool=row.pool,
+        pods=row.pods,
+        gpus=row.gpus,
+        started=row.started,
+        finished=row.finished,
+        outcome=outcome,
+        units=row.units,
+        verdict=row.verdict,
+        results=tuple(step.result for step in row.steps),
+        queue_wait_s=row.queue_wait_s,
+        cost_total=row.cost_total,
+        cost_per_unit=row.cost_per_unit,
+        currency=row.currency,
+    )
+    return AcceptanceView(run_id=row.run_id, record=record)

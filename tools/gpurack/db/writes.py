@@ -2,7 +2,8 @@
 
 Runs and snapshots are new rows with ids of their own; only nodes are shared between runs, so
 only they are upserted. A fabric run is written the same way, with SwitchLink rows (where
-each NIC was seen cabled) instead of snapshots.
+each NIC was seen cabled) instead of snapshots, and an accept run with its AcceptanceRun and
+steps.
 """
 
 from __future__ import annotations
@@ -17,9 +18,22 @@ from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
-from gpurack.db.models import Base, CheckResult, Disk, Gpu, Nic, Node, Run, Snapshot, SwitchLink, utcnow
+from gpurack.db.models import (
+    AcceptanceRun,
+    AcceptanceStep,
+    Base,
+    CheckResult,
+    Disk,
+    Gpu,
+    Nic,
+    Node,
+    Run,
+    Snapshot,
+    SwitchLink,
+    utcnow,
+)
 from gpurack.hoststate import GpuState
-from gpurack.records import LinkRecord, NodeRecord, RunRecord, SnapshotRow
+from gpurack.records import AcceptanceRecord, LinkRecord, NodeRecord, RunRecord, SnapshotRow
 
 
 def write_run(session: Session, run: RunRecord, rows: Sequence[SnapshotRow]) -> int:
@@ -186,3 +200,26 @@ def _result_row(snapshot_id: int, result: Mapping[str, Any]) -> dict[str, Any]:
         "limit_source": _text(result.get("limit_source")),
         "percent": _number(result.get("percent")),
     }
+
+
+def write_acceptance(session: Session, run: RunRecord, acceptance: AcceptanceRecord) -> int:
+    """Insert the accept run, its AcceptanceRun and one AcceptanceStep per row; return the run id."""
+    run_row, _ = _add_run(session, run)
+    session.flush()
+    fields = {k: v for k, v in asdict(acceptance).items() if k != "results"}
+    row = AcceptanceRun(run_id=run_row.id, **fields)
+    session.add(row)
+    session.flush()
+    steps = [
+        {
+            "acceptance_run_id": row.id,
+            "position": position,
+            "result": dict(result),
+            "check_id": str(result.get("id") or ""),
+            "verdict": str(result.get("verdict") or ""),
+        }
+        for position, result in enumerate(acceptance.results, start=1)
+    ]
+    if steps:
+        session.connection().execute(insert(AcceptanceStep), steps)
+    return run_row.id

@@ -1,7 +1,7 @@
 """Node inventory: record what each run saw on each node, query it, and say what drifted.
 
 The domain API over `gpurack.db`: `open_store(url)` gives a `Store`; the records it takes and
-returns (`RunRecord`, `NodeRecord`, `LinkRecord`, `SnapshotView`, `RunView`, ...) are those of
+returns (`RunRecord`, `NodeRecord`, `AcceptanceRecord`, `SnapshotView`, ...) are those of
 `gpurack.records`, re-exported here.
 """
 
@@ -11,6 +11,8 @@ from gpurack.inventory.export import CSV_FIELDS
 from gpurack.inventory.homogeneity import Homogeneity, Outlier, PoolHomogeneity, Split, homogeneity
 from gpurack.inventory.store import ExportFormat, Store, check_database, open_store, snapshot_verdict
 from gpurack.records import (
+    AcceptanceRecord,
+    AcceptanceView,
     Comparison,
     HistoryEntry,
     LinkRecord,
@@ -24,6 +26,8 @@ from gpurack.records import (
 
 __all__ = [
     "CSV_FIELDS",
+    "AcceptanceRecord",
+    "AcceptanceView",
     "Comparison",
     "ExportFormat",
     "HistoryEntry",

@@ -8,6 +8,7 @@ The CLI's `run`/`validate` commands call `open_store(url).record(RunRecord(...),
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from types import TracebackType
 from typing import Any, Literal
 
@@ -18,6 +19,8 @@ from gpurack.drift import Drift
 from gpurack.errors import UsageError
 from gpurack.inventory.export import export_csv, export_json
 from gpurack.records import (
+    AcceptanceRecord,
+    AcceptanceView,
     Comparison,
     HistoryEntry,
     LinkRecord,
@@ -97,6 +100,24 @@ class Store:
                 twice = sorted({n for n in names if names.count(n) > 1})
                 raise UsageError(f"cannot record fabric run: {host} lists NIC twice: {', '.join(twice)}")
         return self._repo.write_links(run, links)
+
+    def record_acceptance(self, run: RunRecord, acceptance: AcceptanceRecord) -> int:
+        """Store one acceptance run and its rows; return the run id.
+
+        Raises:
+            UsageError: `run` is not of kind "accept", or the run ends before it starts.
+        """
+        if run.kind != "accept":
+            raise UsageError(f"cannot record an acceptance run in a {run.kind!r} run")
+        if acceptance.finished < acceptance.started:
+            raise UsageError(f"acceptance run {acceptance.name} ends before it starts")
+        return self._repo.write_acceptance(run, acceptance)
+
+    def acceptance_runs(
+        self, since: datetime | None = None, until: datetime | None = None
+    ) -> list[AcceptanceView]:
+        """The acceptance runs whose GPUs were held in [since, until), oldest first."""
+        return self._repo.acceptance_runs(since, until)
 
     def set_k8s_node_name(self, host: str, name: str) -> None:
         """Remember the Kubernetes node name of `host` (once it joined a cluster).

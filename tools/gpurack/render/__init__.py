@@ -6,6 +6,7 @@ records; the shapes it reads are the Protocols in `gpurack.render.shapes`.
 
 from __future__ import annotations
 
+from gpurack.render.acceptance import acceptance_report
 from gpurack.render.console import (
     PROG,
     error,
@@ -29,6 +30,7 @@ from gpurack.render.verdicts import VERDICT_STYLE, verdict_text
 __all__ = [
     "PROG",
     "VERDICT_STYLE",
+    "acceptance_report",
     "capture_summary",
     "comparison",
     "error",

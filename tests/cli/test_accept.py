@@ -1,0 +1,118 @@
+"""`gpurack accept`: the rows the playbook wrote are shown, recorded with their GPUs'
+allocation and cost, and set the exit code; no rows is exit 2 with one line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from acceptance_cluster import raw
+from ansible_collections.gpurack.bootstrap.plugins.filter.acceptance import acceptance_rows
+from cli_helpers import invoke
+from gpurack import acceptance, runner
+from gpurack.errors import ExitCode
+from gpurack.inventory import open_store
+from gpurack.runner import RunRequest, RunResult
+
+
+def _inventory(tmp_path: Path) -> Path:
+    hosts = tmp_path / "inventory" / "hosts.yml"
+    hosts.parent.mkdir()
+    hosts.write_text(
+        yaml.safe_dump({"all": {"vars": {"gpurack_teams": [{"name": "alpha"}]}, "hosts": {"lab-w2": {}}}})
+    )
+    return hosts.parent
+
+
+def _fake_playbook(
+    monkeypatch: pytest.MonkeyPatch, gathered: dict[str, Any], settings: Any = None
+) -> list[RunRequest]:
+    """Stand in for ansible-runner: write the rows the role would have written."""
+    seen: list[RunRequest] = []
+
+    def run_playbook(request: RunRequest, runs_dir: Path, on_event: Any = None) -> RunResult:
+        seen.append(request)
+        report = Path(request.extravars["acceptance_report_file"])
+        rows = acceptance_rows(gathered, settings)
+        report.write_text(json.dumps({"run": "accept-1", "results": rows, "observed": gathered}))
+        return RunResult("successful", 0, ExitCode.OK, (), (), (), runs_dir)
+
+    monkeypatch.setattr(runner, "run_playbook", run_playbook)
+    return seen
+
+
+def test_a_passing_run_is_shown_recorded_and_exits_0(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("GPURACK_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setenv("COLUMNS", "200")  # one line per row
+    db = f"sqlite:///{tmp_path / 'inventory.db'}"
+    seen = _fake_playbook(monkeypatch, raw())
+    result = invoke(capsys, "accept", "-i", _inventory(tmp_path), "--team", "alpha", "--db", db)
+    assert result.code == 0, result.err
+    assert seen[0].extravars["acceptance_team"] == "alpha"
+    assert seen[0].extravars["acceptance_fail_on_failure"] is False
+    for step in (
+        "1 queued job",
+        "3 communication",
+        "5 checkpoint, kill, restore",
+        "7 useful work vs baseline",
+    ):
+        assert step in result.out
+    assert "cost per accepted unit" in result.out
+    with open_store(db) as store:
+        (view,) = store.acceptance_runs()
+    record = view.record
+    assert (record.team, record.pool, record.gpus, record.outcome) == (
+        "alpha",
+        "lab-hgx-h100x8-ib",
+        2,
+        "accepted",
+    )
+    assert record.units == pytest.approx(960)
+    assert record.queue_wait_s == 4.0
+    assert record.cost_total == pytest.approx(0.2)
+    assert [r["id"] for r in record.results][-1] == "accept.cost"
+
+
+def test_a_failed_row_exits_1_and_the_run_counts_as_failed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("GPURACK_STATE_DIR", str(tmp_path / "state"))
+    db = f"sqlite:///{tmp_path / 'inventory.db'}"
+    _fake_playbook(monkeypatch, raw(), {"thresholds": {"restore_s": 10}})
+    result = invoke(capsys, "accept", "-i", _inventory(tmp_path), "--json", "--db", db)
+    assert result.code == 1
+    shown = json.loads(result.out)
+    assert shown["verdict"] == "fail" and shown["outcome"] == "failed"
+    restore = next(r for r in shown["results"] if r["id"] == "accept.restore")
+    assert restore["reason"].startswith("restore_s 31.5 is not <= 10")
+    with open_store(db) as store:
+        assert store.acceptance_runs()[0].record.units == 0.0
+
+
+def test_no_cluster_means_no_rows_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The real playbook against a kubeconfig that does not exist: it stops before the rows."""
+    result = invoke(
+        capsys,
+        "accept",
+        "-i",
+        _inventory(tmp_path),
+        "--no-record",
+        "-e",
+        f"acceptance_kubeconfig={tmp_path}/none",
+    )
+    assert result.code == 2
+    assert "the acceptance playbook wrote no rows" in result.err
+    assert "Traceback" not in result.err
+
+
+def test_a_report_of_another_shape_is_not_assessed(tmp_path: Path) -> None:
+    report = tmp_path / "r.json"
+    report.write_text(json.dumps({"results": []}))
+    run = RunResult("successful", 0, ExitCode.OK, (), (), (), tmp_path)
+    with pytest.raises(acceptance.NotAssessedError, match="not an acceptance report"):
+        acceptance.read_report(report, run, tmp_path)

@@ -1,0 +1,157 @@
+"""`gpurack accept`: run playbooks/accept.yml through ansible-runner, read its seven rows back,
+and keep the run (its GPUs' allocation, its cost, its rows) in the inventory DB.
+
+The rows are made once, in the playbook (filter `acceptance_rows`), and written to a JSON file
+in the run's artifact folder (`acceptance_report_file`); this reads that file. The gathered
+cluster objects beside the rows give the allocation, read by the same module_utils code.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._cost import Outcome
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import node_verdict
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance import observe, rows
+
+from gpurack import runner
+from gpurack.errors import ExitCode, NotAssessedError
+from gpurack.inventory import AcceptanceRecord, RunRecord, open_store
+from gpurack.runner import OnEvent, RunRequest, RunResult
+
+PLAYBOOK = "accept.yml"
+REPORT_FILE = "acceptance.json"
+
+
+@dataclass(frozen=True, slots=True)
+class Acceptance:
+    """One acceptance run: the playbook's outcome, its rows and the record to keep."""
+
+    run: RunResult
+    inventory: Path
+    name: str
+    results: tuple[Mapping[str, Any], ...]
+    record: AcceptanceRecord
+
+    @property
+    def verdict(self) -> str:
+        return node_verdict(self.results).value
+
+    @property
+    def exit_code(self) -> ExitCode:
+        """1 when a row failed, as `gpurack validate` for a failed check; 0 otherwise."""
+        return ExitCode.FAILED if self.verdict == "fail" else ExitCode.OK
+
+    def as_dict(self) -> dict[str, Any]:
+        record = self.record
+        return {
+            "name": self.name,
+            "team": record.team,
+            "pool": record.pool,
+            "verdict": self.verdict,
+            "outcome": record.outcome,
+            "accepted_units": record.units,
+            "cost_per_unit": record.cost_per_unit,
+            "currency": record.currency,
+            "results": list(self.results),
+            "artifacts": str(self.run.artifact_dir),
+        }
+
+
+def _outcome(seen: rows.Observed, verdict: str) -> Outcome:
+    if not seen.admitted:
+        return "other"
+    if seen.job_failed or not seen.trainer.finished or verdict == "fail":
+        return "failed"
+    return "accepted"
+
+
+def record_of(name: str, results: Sequence[Mapping[str, Any]], raw: Mapping[str, Any]) -> AcceptanceRecord:
+    """What to keep of one run, from its rows and the cluster objects the role gathered."""
+    seen = rows.Observed.from_mapping(observe.observed(raw))
+    verdict = node_verdict(results).value
+    outcome = _outcome(seen, verdict)
+    cost = next((r for r in results if r.get("id") == "accept.cost"), {})
+    details = cost.get("details") or {}
+    return AcceptanceRecord(
+        name=name,
+        team=seen.team,
+        queue=seen.queue,
+        pool=seen.pool,
+        pods=seen.pods,
+        gpus=seen.pods * seen.gpus_per_pod,
+        started=seen.started,
+        finished=max(seen.finished, seen.started),
+        outcome=outcome,
+        units=rows.accepted_units(seen.trainer) if outcome == "accepted" else 0.0,
+        verdict=verdict,
+        results=tuple(results),
+        queue_wait_s=seen.queue_wait_s,
+        cost_total=details.get("total"),
+        cost_per_unit=cost.get("measured") if cost.get("verdict") in ("pass", "warn") else None,
+        currency=seen.currency,
+    )
+
+
+def read_report(path: Path, run: RunResult, inventory: Path) -> Acceptance:
+    """The rows the playbook wrote.
+
+    Raises:
+        NotAssessedError: no report (the playbook stopped before the rows), or not its shape.
+    """
+    try:
+        data = json.loads(path.read_text())
+        name, results, raw = str(data["run"]), tuple(data["results"]), data["observed"]
+        record = record_of(name, results, raw)
+        return Acceptance(run=run, inventory=inventory, name=name, results=results, record=record)
+    except FileNotFoundError:
+        raise NotAssessedError(
+            f"the acceptance playbook wrote no rows ({run.status}); see {run.artifact_dir}"
+        ) from None
+    except (KeyError, TypeError, ValueError) as exc:
+        raise NotAssessedError(f"{path}: not an acceptance report ({exc})") from None
+
+
+def run(request: RunRequest, runs_dir: Path, on_event: OnEvent | None = None) -> Acceptance:
+    """Run the acceptance playbook of `request` and read its rows.
+
+    Raises:
+        NotAssessedError: as read_report.
+    """
+    # One file per run: two runs at once never read each other's rows.
+    report = runs_dir / "acceptance" / f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.json"
+    report.parent.mkdir(parents=True, exist_ok=True)
+    extravars = {
+        **request.extravars,
+        "acceptance_report_file": str(report),
+        "acceptance_fail_on_failure": False,
+    }
+    result = runner.run_playbook(
+        RunRequest(
+            playbook=request.playbook, inventory=request.inventory, tags=request.tags, extravars=extravars
+        ),
+        runs_dir,
+        on_event,
+    )
+    return read_report(report, result, request.inventory)
+
+
+def record(acceptance: Acceptance, db: str | None) -> int:
+    """Keep the run and its rows in the inventory DB; return the run id."""
+    status = "failed" if acceptance.exit_code else "successful"
+    run_record = RunRecord(
+        kind="accept",
+        source=f"inventory:{acceptance.inventory}",
+        playbook=PLAYBOOK,
+        status=status,
+        started=acceptance.record.started,
+        finished=acceptance.record.finished,
+    )
+    with open_store(db) as store:
+        return store.record_acceptance(run_record, acceptance.record)
