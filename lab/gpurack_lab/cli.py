@@ -1,14 +1,15 @@
-"""`gpurack lab up|status|ssh|down`: the lab rack on this machine (docs/lab.md)."""
+"""`gpurack lab up|status|ssh|load-image|down`: the lab rack on this machine (docs/lab.md)."""
 
 from __future__ import annotations
 
 import argparse
 import subprocess
+from pathlib import Path
 
 from gpurack import render
 from gpurack.errors import ExitCode, UsageError
 
-from gpurack_lab import lab_kubernetes, nodes, profiles, rack, view
+from gpurack_lab import images, lab_kubernetes, nodes, profiles, rack, view
 from gpurack_lab.fabric_plan import SWITCH_FAULT_KINDS
 from gpurack_lab.faults import FAULT_KINDS
 from gpurack_lab.state import load
@@ -68,6 +69,22 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     ssh.add_argument("command", nargs="*", metavar="CMD", help="command to run (after --)")
     ssh.set_defaults(handler=handle_ssh)
 
+    image = verbs.add_parser(
+        "load-image",
+        help="import an OCI image archive (e.g. the acceptance trainer's) into the nodes' containerd",
+    )
+    image.add_argument(
+        "archive", type=Path, help="the archive (lab/images/build-trainer-image.sh prints its path)"
+    )
+    image.add_argument(
+        "--host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="only this node (repeatable; default every worker)",
+    )
+    image.set_defaults(handler=handle_load_image)
+
     down = verbs.add_parser("down", help="remove containers, network, loop devices, keys and inventory")
     down.add_argument("--purge", action="store_true", help="also remove the node image")
     down.set_defaults(handler=handle_down)
@@ -117,6 +134,20 @@ def handle_ssh(args: argparse.Namespace) -> int:
         raise UsageError(f"no lab host {args.host!r} (hosts: {', '.join(h.name for h in state.hosts)})")
     command = [c for i, c in enumerate(args.command) if not (i == 0 and c == "--")]
     return subprocess.run(rack.ssh_argv(host, state.key, command), check=False).returncode
+
+
+def handle_load_image(args: argparse.Namespace) -> int:
+    """`gpurack lab load-image ARCHIVE [--host NAME]...`."""
+    state = load(rack.state_file())
+    if state is None:
+        raise UsageError("no lab is up (start one with 'gpurack lab up')")
+    if not args.archive.is_file():
+        raise UsageError(f"no image archive at {args.archive}")
+    with render.progress("load image", len(args.host) or len(state.workers)) as step:
+        loaded = images.load(state, args.archive, args.host, step)
+    for item in loaded:
+        print(f"{item.host}: {item.ref} {'imported' if item.imported else 'already there'}")
+    return int(ExitCode.OK)
 
 
 def handle_down(args: argparse.Namespace) -> int:

@@ -219,16 +219,18 @@ def remove_container(name: str) -> None:
         _run(["rm", "--force", "--volumes", name], timeout=180)
 
 
-def exec_in(name: str, argv: Sequence[str], *, check: bool = True) -> subprocess.CompletedProcess[str]:
+def exec_in(
+    name: str, argv: Sequence[str], *, check: bool = True, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
     """Run a command in a container as root.
 
     Raises:
         DockerError: with check, the command failed.
     """
-    return _run(["exec", name, *argv], check=check)
+    return _run(["exec", name, *argv], check=check, timeout=timeout)
 
 
-def copy_into(name: str, src: Path, dest: str) -> None:
+def copy_into(name: str, src: Path, dest: str, *, timeout: float = 120) -> None:
     """Copy a file, or a folder's contents (`src/.`), into a container path."""
     source = f"{src}/." if src.is_dir() else str(src)
-    _run(["cp", source, f"{name}:{dest}"])
+    _run(["cp", source, f"{name}:{dest}"], timeout=timeout)
