@@ -12,7 +12,7 @@ selector and tolerations. A pod deleted or failed is recreated by the Job contro
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import MISSING, dataclass
 from typing import Any
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
@@ -58,10 +58,26 @@ class JobSpec:
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any]) -> JobSpec:
-        """Raises: ValueError for a missing key or a count below 1."""
-        known = set(cls.__dataclass_fields__)
-        spec = cls(**{k: v for k, v in data.items() if k in known and v is not None})
-        if spec.pods < 1 or spec.checkpoint_interval_steps < 1 or spec.window_s <= 0:
+        """Each field converted to its type (templated values may arrive as text).
+
+        Raises:
+            ValueError: a missing key, a value of the wrong kind, or a count below 1.
+        """
+        kinds = {"int": int, "float": float, "str": str}
+        values = {}
+        for name, spec_field in cls.__dataclass_fields__.items():
+            if data.get(name) is not None:
+                values[name] = kinds[str(spec_field.type)](data[name])
+        missing = [n for n, f in cls.__dataclass_fields__.items() if n not in values and f.default is MISSING]
+        if missing:
+            raise ValueError(f"acceptance job: no {', '.join(missing)}")
+        spec = cls(**values)
+        if (
+            spec.pods < 1
+            or spec.checkpoint_interval_steps < 1
+            or spec.window_s <= 0
+            or spec.backoff_limit < 0
+        ):
             raise ValueError("acceptance job: pods and checkpoint_interval_steps must be >= 1, window_s > 0")
         return spec
 
