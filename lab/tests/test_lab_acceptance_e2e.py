@@ -33,8 +33,9 @@ pytestmark = pytest.mark.kubernetes
 
 REPO = Path(__file__).resolve().parents[2]
 BUILD_IMAGE = REPO / "lab" / "images" / "build-trainer-image.sh"
-STEPS = ("accept.queue", "accept.staging", "accept.allreduce", "accept.train", "accept.restore", "accept.labels",
-         "accept.cost")  # fmt: skip
+STEPS = tuple(
+    f"accept.{step}" for step in ("queue", "staging", "allreduce", "train", "restore", "labels", "cost")
+)
 INTERVAL = 5  # lab/inventory/group_vars/all/acceptance.yml
 H100_NODE = "lab-w2"
 
