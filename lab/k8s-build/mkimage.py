@@ -20,6 +20,10 @@ Usage (every option may repeat where it makes sense):
                                      libraries its .so files need)
     --symlink /usr/sbin/iptables:xtables-nft-multi
     --dir /tmp:1777   --env PATH=...  --cmd '[...]'  --workdir /  --user 0
+    --tree /tmp/stage/venv:/opt/venv  copy a staged directory tree as is (files, links,
+                                     modes; no ldd), read from disk while writing: a layer
+                                     of gigabytes never sits in memory
+    --gzip-level 1                   faster compression for a large layer (default 6)
 """
 
 from __future__ import annotations
@@ -30,9 +34,12 @@ import hashlib
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
+import tempfile
+from typing import BinaryIO
 
 PASSWD = (
     "root:x:0:0:root:/root:/sbin/nologin\n"
@@ -68,6 +75,21 @@ class Layer:
         self.add_dir(os.path.dirname(path))
         self.entries[path] = ("symlink", target, 0o777)
 
+    def add_tree(self, src: str, dest: str) -> None:
+        """A staged tree under `dest`, in a stable order; file contents are read when the tar is written."""
+        for root, dirs, names in os.walk(src):
+            dirs.sort()
+            rel = os.path.relpath(root, src)
+            base = dest.strip("/") if rel == "." else os.path.join(dest.strip("/"), rel)
+            self.add_dir(base, os.stat(root).st_mode & 0o7777)
+            for name in sorted(names) + [d for d in dirs if os.path.islink(os.path.join(root, d))]:
+                host = os.path.join(root, name)
+                path = os.path.join(base, name)
+                if os.path.islink(host):
+                    self.add_symlink(path, os.readlink(host))
+                else:
+                    self.entries[path] = ("hostfile", host, os.stat(host).st_mode & 0o7777)
+
     def add_host_path(self, path: str) -> None:
         """Copy a host file (following the symlink chain, keeping each link)."""
         seen = set()
@@ -80,9 +102,8 @@ class Layer:
             data = f.read()
         self.add_bytes(path, data, os.stat(path).st_mode & 0o7777)
 
-    def tar(self, mtime: int) -> bytes:
-        buf = io.BytesIO()
-        with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tf:
+    def tar(self, mtime: int, out: BinaryIO) -> None:
+        with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as tf:
             for path in sorted(self.entries):
                 kind, data, mode = self.entries[path]
                 info = tarfile.TarInfo(path)
@@ -97,11 +118,15 @@ class Layer:
                     info.type = tarfile.SYMTYPE
                     info.linkname = str(data)
                     tf.addfile(info)
+                elif kind == "hostfile":
+                    assert isinstance(data, str)
+                    with open(data, "rb") as f:
+                        info.size = os.fstat(f.fileno()).st_size
+                        tf.addfile(info, f)
                 else:
                     assert isinstance(data, bytes)
                     info.size = len(data)
                     tf.addfile(info, io.BytesIO(data))
-        return buf.getvalue()
 
 
 def shared_libs(path: str) -> list[str]:
@@ -136,6 +161,14 @@ def sha256(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
+def sha256_file(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+    return "sha256:" + h.hexdigest()
+
+
 def parse_args(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--ref", required=True, help="image name:tag, e.g. registry.gpurack.lab/pause:3.10.2")
@@ -144,6 +177,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--host-file", action="append", default=[])
     p.add_argument("--host-tree", action="append", default=[])
     p.add_argument("--symlink", action="append", default=[], help="PATH:TARGET")
+    p.add_argument("--tree", action="append", default=[], help="SRC:DEST (a staged directory, as is)")
+    p.add_argument("--gzip-level", type=int, default=6)
     p.add_argument("--dir", action="append", default=[], help="PATH[:MODE]")
     p.add_argument("--env", action="append", default=[])
     p.add_argument("--entrypoint")
@@ -184,25 +219,30 @@ def build_layer(a: argparse.Namespace) -> Layer:
         add_with_libs(layer, path)
     for top in a.host_tree:
         add_host_tree(layer, top)
+    for spec in a.tree:
+        src, _, dest = spec.partition(":")
+        layer.add_tree(src, dest)
     for spec in a.symlink:
         path, _, target = spec.partition(":")
         layer.add_symlink(path, target)
     return layer
 
 
-def gzip_bytes(raw: bytes) -> bytes:
+def gzip_file(src: str, dest: str, level: int) -> None:
     """Gzip without a name or timestamp, so the same input gives the same bytes."""
-    gz = io.BytesIO()
-    with gzip.GzipFile(fileobj=gz, mode="wb", compresslevel=6, mtime=0, filename="") as g:
-        g.write(raw)
-    return gz.getvalue()
+    with (
+        open(src, "rb") as f,
+        open(dest, "wb") as out,
+        gzip.GzipFile(fileobj=out, mode="wb", compresslevel=level, mtime=0, filename="") as g,
+    ):
+        shutil.copyfileobj(f, g, 1 << 20)
 
 
 def canonical_json(doc: object) -> bytes:
     return json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()
 
 
-def image_config(a: argparse.Namespace, raw_layer: bytes) -> bytes:
+def image_config(a: argparse.Namespace, diff_id: str) -> bytes:
     """The OCI image config blob."""
     cfg: dict[str, object] = {"WorkingDir": a.workdir, "User": a.user}
     env = a.env or ["PATH=/usr/local/bin:/usr/local/sbin:/usr/bin:/usr/sbin:/bin:/sbin"]
@@ -218,13 +258,13 @@ def image_config(a: argparse.Namespace, raw_layer: bytes) -> bytes:
         "architecture": "amd64",
         "os": "linux",
         "config": cfg,
-        "rootfs": {"type": "layers", "diff_ids": [sha256(raw_layer)]},
+        "rootfs": {"type": "layers", "diff_ids": [diff_id]},
         "history": [{"created": a.created, "created_by": "tools/k8s-build/mkimage.py"}],
     }
     return canonical_json(config)
 
 
-def image_manifest(config_blob: bytes, layer_blob: bytes) -> bytes:
+def image_manifest(config_blob: bytes, layer_digest: str, layer_size: int) -> bytes:
     """The OCI image manifest blob: one config, one gzip layer."""
     manifest = {
         "schemaVersion": 2,
@@ -237,8 +277,8 @@ def image_manifest(config_blob: bytes, layer_blob: bytes) -> bytes:
         "layers": [
             {
                 "mediaType": "application/vnd.oci.image.layer.v1.tar+gzip",
-                "digest": sha256(layer_blob),
-                "size": len(layer_blob),
+                "digest": layer_digest,
+                "size": layer_size,
             }
         ],
     }
@@ -264,19 +304,19 @@ def image_index(ref: str, manifest_blob: bytes) -> bytes:
     return canonical_json(index)
 
 
-def docker_manifest(ref: str, config_blob: bytes, layer_blob: bytes) -> bytes:
+def docker_manifest(ref: str, config_blob: bytes, layer_digest: str) -> bytes:
     """The manifest.json that `docker load` reads."""
     manifest = [
         {
             "Config": "blobs/sha256/" + sha256(config_blob)[7:],
             "RepoTags": [ref],
-            "Layers": ["blobs/sha256/" + sha256(layer_blob)[7:]],
+            "Layers": ["blobs/sha256/" + layer_digest[7:]],
         }
     ]
     return json.dumps(manifest, separators=(",", ":")).encode()
 
 
-def write_archive(out: str, mtime: int, files: dict[str, bytes]) -> None:
+def write_archive(out: str, mtime: int, files: dict[str, bytes | str]) -> None:
     """Write the archive beside `out` and move it into place, so a reader never sees half of it."""
     tmp = out + ".tmp"
     with tarfile.open(tmp, mode="w", format=tarfile.PAX_FORMAT) as tf:
@@ -286,27 +326,40 @@ def write_archive(out: str, mtime: int, files: dict[str, bytes]) -> None:
             tf.addfile(info)
         for name in sorted(files):
             info = tarfile.TarInfo(name)
-            info.size, info.mode, info.mtime = len(files[name]), 0o644, mtime
-            tf.addfile(info, io.BytesIO(files[name]))
+            info.mode, info.mtime = 0o644, mtime
+            content = files[name]
+            if isinstance(content, str):  # a blob written to disk (the layer)
+                info.size = os.path.getsize(content)
+                with open(content, "rb") as f:
+                    tf.addfile(info, f)
+            else:
+                info.size = len(content)
+                tf.addfile(info, io.BytesIO(content))
     os.replace(tmp, out)
 
 
 def main(argv: list[str]) -> int:
     a = parse_args(argv)
-    raw = build_layer(a).tar(a.mtime)
-    layer_blob = gzip_bytes(raw)
-    config_blob = image_config(a, raw)
-    manifest_blob = image_manifest(config_blob, layer_blob)
-    blobs = {sha256(b): b for b in (layer_blob, config_blob, manifest_blob)}
-    files = {
-        "oci-layout": json.dumps({"imageLayoutVersion": "1.0.0"}).encode(),
-        "index.json": image_index(a.ref, manifest_blob),
-        "manifest.json": docker_manifest(a.ref, config_blob, layer_blob),
-    }
-    for digest, data in blobs.items():
-        files["blobs/sha256/" + digest[7:]] = data
-    write_archive(a.out, a.mtime, files)
-    print(f"{a.ref} {sha256(manifest_blob)} {len(layer_blob)} {os.path.basename(a.out)}")
+    # The layer goes through files beside the output, so its size is bounded by disk, not memory.
+    with tempfile.TemporaryDirectory(dir=os.path.dirname(os.path.abspath(a.out))) as work:
+        raw, gz = os.path.join(work, "layer.tar"), os.path.join(work, "layer.tar.gz")
+        with open(raw, "wb") as f:
+            build_layer(a).tar(a.mtime, f)
+        gzip_file(raw, gz, a.gzip_level)
+        diff_id, layer_digest, layer_size = sha256_file(raw), sha256_file(gz), os.path.getsize(gz)
+        os.unlink(raw)
+        config_blob = image_config(a, diff_id)
+        manifest_blob = image_manifest(config_blob, layer_digest, layer_size)
+        files: dict[str, bytes | str] = {
+            "oci-layout": json.dumps({"imageLayoutVersion": "1.0.0"}).encode(),
+            "index.json": image_index(a.ref, manifest_blob),
+            "manifest.json": docker_manifest(a.ref, config_blob, layer_digest),
+            "blobs/sha256/" + layer_digest[7:]: gz,
+        }
+        for blob in (config_blob, manifest_blob):
+            files["blobs/sha256/" + sha256(blob)[7:]] = blob
+        write_archive(a.out, a.mtime, files)
+    print(f"{a.ref} {sha256(manifest_blob)} {layer_size} {os.path.basename(a.out)}")
     return 0
 
 
