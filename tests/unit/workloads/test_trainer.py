@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -140,8 +141,12 @@ def test_busbw_is_algbw_times_two_n_minus_one_over_n() -> None:
 
 
 def test_event_line_is_json_with_null_for_nan() -> None:
+    before = time.time()
     doc = json.loads(event_line("done", steps=3, loss=float("nan"), seconds=1.23456789))
+    stamp = doc.pop("t")
     assert doc == {"gpurack": "done", "steps": 3, "loss": None, "seconds": 1.23457}
+    # The time is kept to the millisecond, not to six significant digits as the figures are.
+    assert before - 0.001 <= stamp <= time.time() + 0.001
     with pytest.raises(ValueError):
         event_line("nonsense")
 

@@ -19,6 +19,7 @@ def main(argv: list[str] | None = None) -> int:
         fields = run(opts, d)
     except TrainerError as exc:
         log(f"error: {exc}")
+        emit("error", message=str(exc))
         return exc.code
     except KeyboardInterrupt:
         log("interrupted")
@@ -26,6 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:
         traceback.print_exc(file=sys.stderr)
         log(f"failed: {type(exc).__name__}: {exc}")
+        emit("error", message=f"{type(exc).__name__}: {exc}")
         return 1
     if d.rank == 0:
         emit("done", **fields)

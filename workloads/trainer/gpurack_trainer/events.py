@@ -5,13 +5,16 @@ from __future__ import annotations
 import json
 import math
 import sys
+import time
 from typing import TextIO
 
-EVENTS = ("staging", "allreduce", "resume", "step", "checkpoint", "done")
+# `error`: the one line a trainer that stops prints, so a watcher need not wait out its timeout.
+EVENTS = ("staging", "allreduce", "resume", "step", "checkpoint", "done", "error")
 
 
 def event_line(event: str, **fields: object) -> str:
-    """One event as a JSON line (no newline); floats rounded to 6 significant digits.
+    """One event as a JSON line (no newline); floats rounded to 6 significant digits, and `t`,
+    the Unix time in milliseconds (what a watcher times a restore by).
 
     Raises:
         ValueError: for an event name outside EVENTS.
@@ -25,6 +28,7 @@ def event_line(event: str, **fields: object) -> str:
             doc[key] = float(f"{value:.6g}") if math.isfinite(value) else None
         else:
             doc[key] = value
+    doc["t"] = round(time.time(), 3)
     return json.dumps(doc, separators=(",", ":"))
 
 

@@ -145,7 +145,10 @@ def test_a_failed_job_has_no_accepted_units_and_fails_the_cost_row() -> None:
 
 
 def test_a_job_kueue_did_not_admit_says_why() -> None:
-    reason = "couldn't assign flavors to pod set main: insufficient quota for nvidia.com/gpu in flavor h100-train-a"
+    reason = (
+        "couldn't assign flavors to pod set main: "
+        "insufficient quota for nvidia.com/gpu in flavor h100-train-a"
+    )
     results = by_id(
         rows.rows(
             observed(admitted=False, queue_wait_s=None, queue_reason=reason, trainer_log=[]),
