@@ -6,7 +6,7 @@ import argparse
 
 from gpurack import acceptance, inventory, project, render, runner
 from gpurack.commands import Subparsers
-from gpurack.commands.recording import record_or_warn
+from gpurack.commands.recording import add_extra_vars, add_record_options, record_or_warn
 from gpurack.runner import RunRequest
 
 
@@ -19,19 +19,9 @@ def register(subparsers: Subparsers) -> None:
     )
     parser.add_argument("-i", "--inventory", required=True, help="inventory file or folder")
     parser.add_argument("--team", help="the team whose queue runs it (default: the first of gpurack_teams)")
-    parser.add_argument(
-        "-e",
-        "--extra-vars",
-        action="append",
-        default=[],
-        metavar="VARS",
-        help="KEY=VALUE, @FILE or a YAML/JSON mapping (acceptance_* variables); repeatable",
-    )
+    add_extra_vars(parser, " (acceptance_* variables)")
     parser.add_argument("--json", action="store_true", help="print the rows as JSON instead of a table")
-    parser.add_argument(
-        "--db", metavar="URL", help="inventory database (default: $GPURACK_DB, else the SQLite file)"
-    )
-    parser.add_argument("--no-record", action="store_true", help="do not keep the run in the inventory")
+    add_record_options(parser, "the run")
     parser.set_defaults(handler=handle)
 
 

@@ -9,7 +9,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.session i
 
 from gpurack import fabric, inventory, render
 from gpurack.commands import Subparsers
-from gpurack.commands.recording import record_or_warn
+from gpurack.commands.recording import add_record_options, record_or_warn
 from gpurack.errors import UsageError
 
 DEFAULT_TIMEOUT_S = 30
@@ -33,10 +33,7 @@ def register(subparsers: Subparsers) -> None:
         help=f"for each switch's connect, login and command (default {DEFAULT_TIMEOUT_S})",
     )
     check.add_argument("--json", action="store_true", help="print the machine-readable result")
-    check.add_argument(
-        "--db", metavar="URL", help="inventory database (default: $GPURACK_DB, else the SQLite file)"
-    )
-    check.add_argument("--no-record", action="store_true", help="do not keep what was seen in the inventory")
+    add_record_options(check, "what was seen")
     check.set_defaults(handler=handle_check)
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from gpurack import harvest, inventory, project, render, runner
 from gpurack.commands import Subparsers
-from gpurack.commands.recording import record_or_warn
+from gpurack.commands.recording import add_extra_vars, add_record_options, record_or_warn
 from gpurack.runner import RunRequest
 
 
@@ -20,19 +20,9 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument("-C", "--check", action="store_true", help="check mode: change nothing")
     parser.add_argument("-D", "--diff", action="store_true", help="show file and template diffs")
     parser.add_argument("-t", "--tags", help="only run tasks with these tags")
-    parser.add_argument(
-        "-e",
-        "--extra-vars",
-        action="append",
-        default=[],
-        metavar="VARS",
-        help="KEY=VALUE, @FILE (YAML/JSON) or an inline YAML/JSON mapping; repeatable",
-    )
+    add_extra_vars(parser)
     parser.add_argument("--json", action="store_true", help="print the result as JSON instead of a recap")
-    parser.add_argument(
-        "--db", metavar="URL", help="inventory database (default: $GPURACK_DB, else the SQLite file)"
-    )
-    parser.add_argument("--no-record", action="store_true", help="do not keep host facts in the inventory")
+    add_record_options(parser, "host facts")
     parser.set_defaults(handler=handle)
 
 

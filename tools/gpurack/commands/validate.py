@@ -10,7 +10,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.spec impo
 from gpurack import config, facts, inventory, outfile, render, validate
 from gpurack.commands import Subparsers
 from gpurack.commands.facts import add_origin_arguments, origin_from_args
-from gpurack.commands.recording import record_or_warn
+from gpurack.commands.recording import add_record_options, record_or_warn
 
 
 def register(subparsers: Subparsers) -> None:
@@ -31,10 +31,7 @@ def register(subparsers: Subparsers) -> None:
         "--output", type=Path, metavar="DIR", help=f"write {validate.REPORT_JSON}, {validate.REPORT_MD}"
     )
     parser.add_argument("--force", action="store_true", help="replace reports already in the --output folder")
-    parser.add_argument(
-        "--db", metavar="URL", help="inventory database (default: $GPURACK_DB, else the SQLite file)"
-    )
-    parser.add_argument("--no-record", action="store_true", help="do not keep the result in the inventory")
+    add_record_options(parser, "the result")
     parser.set_defaults(handler=handle)
 
 
