@@ -7,6 +7,7 @@ from typing import Any
 
 import yaml
 
+from gpurack_lab.paths import lab_root
 from gpurack_lab.state import LabState, lab_dir
 
 HEADER = (
@@ -47,6 +48,9 @@ def render(state: LabState, switches: dict[str, Any] | None = None) -> dict[str,
                 # group_vars/all/kubernetes.yml switches containerd to the offline build with it.
                 "gpurack_lab_kubernetes": state.kubernetes,
                 "gpurack_kubeconfig": str(lab_dir() / "kubeconfig"),
+                # The checkout's lab/ folder: group_vars/all/object_store.yml names the lab
+                # store's manifest template under it.
+                "gpurack_lab_root": str(lab_root()),
             },
             "children": children,
         }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Offline Kubernetes for the gpurack lab: build the Kubernetes, etcd, containerd, runc,
 # crictl, CNI plugin, helm, CoreDNS, Kueue, controller-gen and kube-network-policies binaries
+# (and, stamped on their own inputs, the lab's tools and its object store, versitygw)
 # from the Go module proxy at the versions pinned in versions.env, make the images as OCI
 # archives that `ctr -n k8s.io images import` loads without any registry, and write the
 # Kueue and kube-network-policies install manifests (manifests.py) into <hash>/manifests/.
@@ -115,12 +116,20 @@ RECIPE=(
   # pkg/version ldflags; Version = the tag, BuildDate = the tag's time).
   "kube-router|kube-router|0||-s -w -X github.com/cloudnativelabs/kube-router/v2/pkg/version.Version=$KUBE_ROUTER_VERSION -X github.com/cloudnativelabs/kube-router/v2/pkg/version.BuildDate=$KUBE_ROUTER_BUILD_DATE|github.com/cloudnativelabs/kube-router/v2/cmd/kube-router"
 )
-# The lab's own tools: built like the recipe's components, but keyed on their source (a stamp
-# per source hash) instead of the cache directory, so a change to one never rebuilds the rest.
+# The lab's own tools and stamped components: built like the recipe's components, but keyed
+# on their inputs (a stamp per hash of the wrapper's go.mod/go.sum, any .go source and the
+# line) instead of the cache directory, so adding or changing one never rebuilds the rest.
+# Their versions sit in versions.env's "Stamped components" block, which <hash> leaves out.
 #   netcheck: the TCP probe of the lab's NetworkPolicy tests (netcheck/main.go)
+#   s3probe: the S3 GET of the object store's test, SigV4 by hand (s3probe/main.go)
+#   versitygw: the lab's S3 object store, as its Makefile builds cmd/versitygw (CGO off,
+#     main.Version and main.BuildTime; main.Build is the commit, which the proxy does not carry)
 NETCHECK_VERSION=v1
+S3PROBE_VERSION=v1
 LAB_TOOLS=(
   "netcheck|netcheck|0||-s -w -X main.version=$NETCHECK_VERSION|gpurack.lab/k8s-build/netcheck"
+  "s3probe|s3probe|0||-s -w -X main.version=$S3PROBE_VERSION|gpurack.lab/k8s-build/s3probe"
+  "versitygw|versitygw|0||-s -w -X main.Version=$VERSITYGW_VERSION -X main.BuildTime=$VERSITYGW_BUILD_DATE|github.com/versity/versitygw/cmd/versitygw"
 )
 OPTIONAL=" coredns etcdctl "
 # Built only when named (`--only helm`): nothing in `make test` runs them yet, and helm alone
@@ -153,6 +162,10 @@ IMAGES=(
   "kube-network-policies|$KUBE_NETWORK_POLICIES_VERSION|kube-network-policies|"
   "kube-router|$KUBE_ROUTER_VERSION|kube-router|--host-file /usr/sbin/ipset $IPTABLES_FILES"
   "netcheck|$NETCHECK_VERSION|netcheck|"
+  "s3probe|$S3PROBE_VERSION|s3probe|"
+  # non-root as the other platform images; /data (the POSIX backend) and /iam are emptyDirs
+  # in the lab's Deployment, the folders here only give them an owner when run without one
+  "versitygw|$VERSITYGW_VERSION|versitygw|--user 65532:65532 --dir /data:0755 --dir /iam:0755"
 )
 
 # ---------------------------------------------------------------------------------------
@@ -162,7 +175,9 @@ wrapper_dirs() { local l; for l in "${RECIPE[@]}"; do [[ -n $l ]] && cut -d'|' -
 
 cache_hash() {
   {
-    cat "$HERE/versions.env" "$HERE/pause/main.go"
+    # versions.env without its "Stamped components" block (LAB_TOOLS are stamped on their own)
+    sed '/^# >>> Stamped components/,/^# <<< Stamped components/d' "$HERE/versions.env"
+    cat "$HERE/pause/main.go"
     local d; for d in $(wrapper_dirs); do cat "$HERE/$d/go.mod" "$HERE/$d/go.sum" 2>/dev/null || true; done
     printf '%s\n' "${RECIPE[@]}" "$GOFLAGS"
     go version
@@ -191,7 +206,7 @@ gen_header() {  # dir upstream-module version upstream-go.mod-file
 }
 
 gen_tools() {  # dir
-  local l; for l in "${RECIPE[@]}"; do
+  local l; for l in "${RECIPE[@]}" "${LAB_TOOLS[@]}"; do
     [[ -n $l && $(cut -d'|' -f2 <<<"$l") == "$1" ]] || continue
     local p; for p in $(cut -d'|' -f6 <<<"$l"); do echo "tool $p"; done
   done >>"$HERE/$1/go.mod"
@@ -216,6 +231,7 @@ update() {
      [controller-tools]="sigs.k8s.io/controller-tools $CONTROLLER_TOOLS_VERSION"
      [kube-network-policies]="sigs.k8s.io/kube-network-policies $KUBE_NETWORK_POLICIES_VERSION"
      [kube-router]="github.com/cloudnativelabs/kube-router/v2 $KUBE_ROUTER_VERSION"
+     [versitygw]="github.com/versity/versitygw $VERSITYGW_VERSION"
    )
    for dir in "${!up[@]}"; do
      (( $# == 0 )) || [[ " $* " == *" $dir "* ]] || continue
@@ -325,6 +341,10 @@ build_image() {  # image line
     # as its Dockerfile: /bin/netpol as CMD (install.yaml passes it as args[0])
     kube-network-policies) dest=/bin/netpol; cmd='["/bin/netpol"]' ;;
     netcheck) dest=/netcheck; entry='["/netcheck"]' ;;
+    s3probe) dest=/s3probe; entry='["/s3probe"]' ;;
+    # as versitygw's Dockerfile: /usr/local/bin/versitygw (without its entrypoint script:
+    # the Deployment passes the flags and the root credentials' environment itself)
+    versitygw) entry='["/usr/local/bin/versitygw"]' ;;
     # as kube-router's Dockerfile: /usr/local/bin/kube-router as ENTRYPOINT
     kube-router) entry='["/usr/local/bin/kube-router"]' ;;
   esac
@@ -346,7 +366,11 @@ build_image() {  # image line
 build_lab_tool() {  # LAB_TOOLS line: rebuilt when its source or line changes
   local name=${1%%|*} dir inputs
   dir=$(cut -d'|' -f2 <<<"$1")
-  inputs=$({ cat "$HERE/$dir"/*.go "$HERE/$dir/go.mod"; echo "$1"; } | sha256sum | cut -c1-16)
+  # netcheck: its source and go.mod; a wrapper of an upstream module: its go.mod and go.sum
+  local -a files=("$HERE/$dir/go.mod")
+  compgen -G "$HERE/$dir/*.go" >/dev/null && files=("$HERE/$dir"/*.go "$HERE/$dir/go.mod")
+  [[ -f $HERE/$dir/go.sum ]] && files+=("$HERE/$dir/go.sum")
+  inputs=$({ cat "${files[@]}"; echo "$1"; } | sha256sum | cut -c1-16)
   if [[ $(cat "$OUT/stamps/$name.src" 2>/dev/null) != "$inputs" ]]; then rm -f "$OUT/stamps/$name"; fi
   build_component "$1" && echo "$inputs" >"$OUT/stamps/$name.src"
 }

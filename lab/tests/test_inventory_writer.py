@@ -9,6 +9,7 @@ import yaml
 from gpurack import cli
 from gpurack_lab import inventory_writer, rack
 from gpurack_lab.disks import Disk
+from gpurack_lab.paths import lab_root
 from gpurack_lab.state import LabHost, LabState, load, save
 
 REPO = Path(__file__).resolve().parents[2]
@@ -41,6 +42,7 @@ def test_render_puts_workers_in_pool_groups_under_gpu_nodes() -> None:
     assert pools["lab_h200x1"]["hosts"]["lab-w2"]["gpurack_lab_faults"] == []
     assert list(inventory["children"]["kube_control_plane"]["hosts"]) == ["lab-cp1"]
     assert inventory["vars"]["ansible_user"] == "root"
+    assert inventory["vars"]["gpurack_lab_root"] == str(lab_root())
     assert inventory["vars"]["ansible_ssh_private_key_file"] == "/state/lab/id_ed25519"
     assert "StrictHostKeyChecking=no" in inventory["vars"]["ansible_ssh_common_args"]
 

@@ -128,13 +128,27 @@ DEFAULT_PRIORITY_CLASSES = (
 
 @dataclass(frozen=True)
 class ObjectStore:
-    """Where team pods may open connections besides their own namespace and DNS."""
+    """Where team pods may open connections besides their own namespace and DNS: networks
+    (`cidrs`), or the pods of a namespace in the cluster (`namespace`, `pod_labels`); only the
+    pods of `teams` when given (None: every team)."""
 
     cidrs: tuple[str, ...]
     port: int
+    namespace: str | None = None
+    pod_labels: tuple[tuple[str, str], ...] = ()
+    teams: tuple[str, ...] | None = None
+
+    def allows(self, team: str) -> bool:
+        return self.teams is None or team in self.teams
 
     def to_dict(self) -> dict[str, Any]:
-        return {"cidrs": list(self.cidrs), "port": self.port}
+        out: dict[str, Any] = {"cidrs": list(self.cidrs), "port": self.port}
+        if self.namespace is not None:
+            out["namespace"] = self.namespace
+            out["pod_labels"] = dict(self.pod_labels)
+        if self.teams is not None:
+            out["teams"] = list(self.teams)
+        return out
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ _SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a
 _SUBDOMAIN_MAX = 253
 _INT32_MAX = 2**31 - 1
 _PORT_MAX = 65535
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 # How Ansible reads a boolean written as a string in inventory.
 _TRUE = ("true", "yes", "on", "1")
 _FALSE = ("false", "no", "off", "0")
@@ -46,19 +47,42 @@ def overcommit_from(raw: object) -> bool:
     raise ValueError(f"gpurack_quota_overcommit must be true or false, got {raw!r}")
 
 
+# What the tenancy NetworkPolicy reads of gpurack_object_store, and what only the object_store
+# role reads (roles/object_store: the URLs, region, admin credentials' Secret).
+_STORE_KEYS = {"cidrs", "port", "namespace", "pod_labels", "teams"}
+_STORE_ROLE_KEYS = {"endpoint", "admin_endpoint", "region", "admin_secret"}
+
+
 def object_store_from(raw: object) -> ObjectStore | None:
-    """gpurack_object_store ({cidrs, port}) or None when unset.
+    """gpurack_object_store or None when unset: `port` and `cidrs` (networks) and/or `namespace`
+    (+ `pod_labels`) of an in-cluster store; `teams` limits which teams may reach it.
 
     Raises:
-        ValueError: a CIDR that is not a network, or a port outside 1-65535.
+        ValueError: a CIDR that is not a network, a port outside 1-65535, neither cidrs nor a
+            namespace, or a key gpurack does not know.
     """
     if raw is None or raw == {}:
         return None
-    if not isinstance(raw, Mapping) or set(raw) - {"cidrs", "port"}:
-        raise ValueError(f"gpurack_object_store must be a mapping of cidrs and port, got {raw!r}")
-    cidrs = raw.get("cidrs")
-    if not isinstance(cidrs, list) or not cidrs:
-        raise ValueError("gpurack_object_store.cidrs must be a non-empty list of networks (e.g. 10.0.0.0/24)")
+    if not isinstance(raw, Mapping) or set(raw) - _STORE_KEYS - _STORE_ROLE_KEYS:
+        known = ", ".join(sorted(_STORE_KEYS | _STORE_ROLE_KEYS))
+        raise ValueError(f"gpurack_object_store must be a mapping of {known}, got {raw!r}")
+    namespace = raw.get("namespace")
+    if namespace is not None and (not isinstance(namespace, str) or not _DNS_LABEL.match(namespace)):
+        raise ValueError(f"gpurack_object_store.namespace: {namespace!r} must be a namespace name")
+    labels = raw.get("pod_labels") or {}
+    if not isinstance(labels, Mapping) or not all(isinstance(v, str) for v in labels.values()):
+        raise ValueError(
+            f"gpurack_object_store.pod_labels must be a mapping of label to string, got {labels!r}"
+        )
+    teams = raw.get("teams")
+    if teams is not None and (not isinstance(teams, list) or not all(isinstance(t, str) for t in teams)):
+        raise ValueError(f"gpurack_object_store.teams must be a list of team names, got {teams!r}")
+    cidrs = raw.get("cidrs", [] if namespace else None)
+    if not isinstance(cidrs, list) or not (cidrs or namespace):
+        raise ValueError(
+            "gpurack_object_store.cidrs must be a non-empty list of networks (e.g. 10.0.0.0/24),"
+            " unless namespace names an in-cluster store"
+        )
     networks = []
     for cidr in cidrs:
         try:
@@ -68,7 +92,13 @@ def object_store_from(raw: object) -> ObjectStore | None:
     port = raw.get("port")
     if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= _PORT_MAX:
         raise ValueError(f"gpurack_object_store.port must be a port from 1 to {_PORT_MAX}, got {port!r}")
-    return ObjectStore(cidrs=tuple(networks), port=port)
+    return ObjectStore(
+        cidrs=tuple(networks),
+        port=port,
+        namespace=namespace,
+        pod_labels=tuple(sorted((str(k), v) for k, v in labels.items())),
+        teams=None if teams is None else tuple(teams),
+    )
 
 
 def priority_classes_from(raw: object) -> tuple[PriorityClass, ...]:

@@ -141,6 +141,9 @@ def _site(pools: tuple[Pool, ...], errors: list[str], **raw: Any) -> Site:
     no_classes: tuple[PriorityClass, ...] = ()
     classes = _checked(errors, priority_classes_from, raw["priority_classes"], no_classes)
     teams = _teams(raw["teams"], {p.name for p in pools}, {c.name for c in classes}, errors)
+    unknown = sorted(set(store.teams or ()) - {t.name for t in teams}) if store is not None else []
+    if unknown:
+        errors.append(f"gpurack_object_store.teams: {', '.join(unknown)} not in gpurack_teams")
     if errors:
         raise PlatformInputError("; ".join(errors))
     return Site(

@@ -135,9 +135,17 @@ def network_policies(team: Team, store: ObjectStore | None) -> list[dict[str, An
             },
         ),
     ]
-    if store is not None:
+    if store is not None and store.allows(team.name):
+        peers: list[dict[str, Any]] = [{"ipBlock": {"cidr": cidr}} for cidr in store.cidrs]
+        if store.namespace is not None:
+            peers.append(
+                {
+                    "namespaceSelector": {"matchLabels": {NAMESPACE_NAME_LABEL: store.namespace}},
+                    "podSelector": {"matchLabels": dict(store.pod_labels)} if store.pod_labels else {},
+                }
+            )
         rule = {
-            "to": [{"ipBlock": {"cidr": cidr}} for cidr in store.cidrs],
+            "to": peers,
             "ports": [{"protocol": "TCP", "port": store.port}],
         }
         spec = {"podSelector": {}, "policyTypes": ["Egress"], "egress": [rule]}

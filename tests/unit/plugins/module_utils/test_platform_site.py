@@ -64,6 +64,10 @@ def test_site_from_hostvars_completes_quota_and_keeps_limits_unset() -> None:
 def test_site_round_trips_through_its_dict() -> None:
     result = site(gpurack_object_store={"cidrs": ["10.0.0.0/24"], "port": 9000})
     assert site_from_dict(result.to_dict()) == result
+    in_cluster = {"namespace": "store", "pod_labels": {"app": "s3"}, "port": 7070, "teams": ["research"]}
+    result = site(gpurack_object_store={**in_cluster, "endpoint": "http://s3.store.svc:7070", "region": "x"})
+    assert result.object_store is not None and result.object_store.to_dict() == {"cidrs": [], **in_cluster}
+    assert site_from_dict(result.to_dict()) == result
 
 
 @pytest.mark.parametrize(
@@ -115,6 +119,16 @@ def test_site_from_hostvars_refuses_bad_teams(teams: Any, message: str) -> None:
         (
             {"gpurack_object_store": {"cidrs": ["10.0.0.0/24"], "port": 0}},
             "port must be a port from 1 to 65535",
+        ),
+        ({"gpurack_object_store": {"port": 443}}, "unless namespace names an in-cluster store"),
+        ({"gpurack_object_store": {"namespace": "S3", "port": 443}}, "must be a namespace name"),
+        (
+            {"gpurack_object_store": {"cidrs": ["10.0.0.0/24"], "port": 1, "bucket": "x"}},
+            "must be a mapping of",
+        ),
+        (
+            {"gpurack_object_store": {"namespace": "s3", "port": 1, "teams": ["nobody"]}},
+            "nobody not in gpurack_teams",
         ),
         ({"gpurack_priority_classes": [{"name": "a", "value": "high"}]}, "value must be a 32-bit integer"),
         ({"gpurack_priority_classes": [{"name": "a", "value": 1}] * 2}, "duplicate priority class 'a'"),

@@ -178,3 +178,31 @@ def test_network_policy_allows_the_object_store_only_when_set() -> None:
             }
         ],
     }
+
+
+def test_network_policy_allows_an_in_cluster_store_by_namespace_for_its_teams_only() -> None:
+    store = {
+        "namespace": "gpurack-object-store",
+        "pod_labels": {"app.kubernetes.io/name": "versitygw"},
+        "port": 7070,
+        "teams": ["research"],
+        "endpoint": "http://versitygw.gpurack-object-store.svc.cluster.local:7070",
+    }
+    policies = {
+        p["metadata"]["name"]: p["spec"] for p in _of("research", "NetworkPolicy", gpurack_object_store=store)
+    }
+    assert policies["allow-object-store"]["egress"] == [
+        {
+            "to": [
+                {
+                    "namespaceSelector": {
+                        "matchLabels": {"kubernetes.io/metadata.name": "gpurack-object-store"}
+                    },
+                    "podSelector": {"matchLabels": {"app.kubernetes.io/name": "versitygw"}},
+                }
+            ],
+            "ports": [{"protocol": "TCP", "port": 7070}],
+        }
+    ]
+    others = {p["metadata"]["name"] for p in _of("inference", "NetworkPolicy", gpurack_object_store=store)}
+    assert "allow-object-store" not in others
