@@ -17,6 +17,15 @@ from gpurack import cli
 from gpurack_lab import disks, docker, rack
 from gpurack_lab.state import NETWORK, lab_dir, load
 
+# A container security context that Pod Security "restricted" admits (the lab tests' pods).
+RESTRICTED = {
+    "runAsNonRoot": True,
+    "runAsUser": 65534,
+    "allowPrivilegeEscalation": False,
+    "capabilities": {"drop": ["ALL"]},
+    "seccompProfile": {"type": "RuntimeDefault"},
+}
+
 
 def docker_unusable() -> str | None:
     """Why Docker cannot run here at all, or None when `lab up` can use or start it."""

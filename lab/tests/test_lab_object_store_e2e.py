@@ -31,7 +31,7 @@ from gpurack_lab import lab_kubernetes, rack
 from gpurack_lab.paths import playbook
 from gpurack_lab.state import GATEWAY, lab_dir, load
 from kubernetes import client, config
-from lab_helpers import LabCluster, ensure_site, json_run
+from lab_helpers import RESTRICTED, LabCluster, ensure_site, json_run
 from lab_helpers import wait as _wait
 
 pytestmark = pytest.mark.kubernetes
@@ -42,13 +42,6 @@ TEAMS = ("alpha", "beta")
 ASSETS = Path.home() / ".cache" / "gpurack" / "acceptance"
 DATASET_KEY = "datasets/vader/vader_lexicon.txt"
 OUTSIDER = "gpurack-outsider"
-RESTRICTED = {
-    "runAsNonRoot": True,
-    "runAsUser": 65534,
-    "allowPrivilegeEscalation": False,
-    "capabilities": {"drop": ["ALL"]},
-    "seccompProfile": {"type": "RuntimeDefault"},
-}
 
 
 def _secret(team: str) -> dict[str, str]:

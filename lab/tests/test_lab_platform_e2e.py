@@ -45,7 +45,7 @@ from gpurack_lab.state import lab_dir
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 from kubernetes.dynamic import DynamicClient
-from lab_helpers import LabCluster, ensure_site, json_run, ssh
+from lab_helpers import RESTRICTED, LabCluster, ensure_site, json_run, ssh
 from lab_helpers import wait as _wait
 
 pytestmark = pytest.mark.kubernetes
@@ -56,13 +56,6 @@ HGX = "lab-hgx-h100x8-ib"
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 # What Pod Security "restricted" asks of every container in a team's namespace.
-RESTRICTED = {
-    "runAsNonRoot": True,
-    "runAsUser": 65534,
-    "allowPrivilegeEscalation": False,
-    "capabilities": {"drop": ["ALL"]},
-    "seccompProfile": {"type": "RuntimeDefault"},
-}
 FIRST_PLATFORM_PLAY = "Build the platform objects from inventory"
 LATENCY_JOBS = 100
 
