@@ -25,7 +25,9 @@ common commands:
   gpurack run site -i INVENTORY             prepare, join and validate the inventory's servers
   gpurack inventory list                    every node seen, with its latest verdict
   gpurack queue -i INVENTORY                each team's Kueue queues, and why jobs wait
+  gpurack accept -i INVENTORY               the acceptance test: seven rows and the cost per unit
   gpurack report latest                     the latest run as Markdown, HTML and JSON
+  gpurack report cost -i INVENTORY          a window's cost per accepted unit, with charts
 """
 
 EPILOG = """\

@@ -60,6 +60,26 @@ def write_text(path: Path, text: str, *, replace: bool = False) -> None:
         partial.unlink(missing_ok=True)
 
 
+def write_texts(texts: dict[Path, str], *, force: bool = False) -> list[Path]:
+    """Write each text to its path (making their folders); return the paths. Without `force`,
+    nothing is written when one of them is already there.
+
+    Raises:
+        UsageError: a path exists and `force` is off, or a folder or a file cannot be written.
+    """
+    paths = list(texts)
+    if not force:
+        refuse_existing(paths)
+    for folder in dict.fromkeys(path.parent for path in paths):
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(f"cannot write into {folder}: {exc.strerror or exc}") from exc
+    for path, text in texts.items():
+        write_text(path, text, replace=force)
+    return paths
+
+
 def _publish(partial: Path, path: Path, *, replace: bool) -> None:
     if replace:
         os.replace(partial, path)

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 from gpurack import outfile
-from gpurack.errors import UsageError
 from gpurack.report.markdown import markdown
 from gpurack.report.page import html_page
 
@@ -35,13 +34,4 @@ def write(doc: Mapping[str, Any], folder: Path, formats: Sequence[str], *, force
         UsageError: a file exists and `force` is off, or the folder or a file cannot be written.
     """
     texts = {folder / FILES[fmt]: document(doc, fmt) for fmt in formats}
-    paths = list(texts)
-    if not force:
-        outfile.refuse_existing(paths)
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(f"cannot write the report into {folder}: {exc.strerror or exc}") from exc
-    for path, text in texts.items():
-        outfile.write_text(path, text, replace=force)
-    return paths
+    return outfile.write_texts(texts, force=force)

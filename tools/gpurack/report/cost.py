@@ -1,0 +1,262 @@
+"""`gpurack report cost`: what a window of the cluster cost, by the seed's formula
+(module_utils/_cost.py), as one document that cost.json, cost.md and cost.html render.
+
+Where the GPU allocations come from:
+- the acceptance runs in the inventory DB: `gpurack accept` recorded each one from Kueue's
+  admission to its job's end (the pods' lifetimes), with its outcome and accepted units;
+- with `--kueue`, the Workloads Kueue still holds in the cluster: an admitted Workload holds its
+  pod sets' GPUs on its flavor's pool from its `QuotaReserved` time to its `Finished` time (or
+  now, while it runs); one that finished with reason `Failed` is a failed run, any other is
+  allocated work that delivered no accepted units. A Workload of a recorded run is not counted
+  twice.
+
+Everything here is pure: the command reads the DB, the inventory and the cluster, and passes
+what it read in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import Any
+
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._cost import (
+    Allocation,
+    Baseline,
+    Cost,
+    CostError,
+    Window,
+    against,
+    cost,
+)
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance.observe import (
+    GPU_RESOURCES,
+    assigned_pool,
+)
+
+from gpurack.cost_inventory import CostInputs
+from gpurack.errors import UsageError
+from gpurack.quantity import parse_quantity
+from gpurack.records import AcceptanceView
+
+KIND = "gpurack-cost"
+SOURCE_ACCEPTANCE = "acceptance"
+SOURCE_KUEUE = "kueue"
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """One allocation with where it came from and what a person needs to recognise it."""
+
+    name: str
+    namespace: str
+    source: str
+    allocation: Allocation
+    queue_wait_s: float | None
+
+
+def _iso(moment: datetime) -> str:
+    return moment.isoformat().replace("+00:00", "Z")
+
+
+def _time(text: Any) -> datetime | None:
+    if not isinstance(text, str) or not text:
+        return None
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def _condition(obj: Mapping[str, Any], kind: str) -> Mapping[str, Any] | None:
+    for item in (obj.get("status") or {}).get("conditions") or []:
+        if isinstance(item, Mapping) and item.get("type") == kind and item.get("status") == "True":
+            return item
+    return None
+
+
+def from_runs(views: Sequence[AcceptanceView]) -> list[Job]:
+    """The recorded acceptance runs as allocations."""
+    return [
+        Job(
+            name=view.record.name,
+            namespace=view.record.team,
+            source=SOURCE_ACCEPTANCE,
+            allocation=Allocation(
+                pool=view.record.pool,
+                gpus=view.record.gpus,
+                start=view.record.started,
+                end=view.record.finished,
+                outcome=view.record.outcome,
+                units=view.record.units,
+            ),
+            queue_wait_s=view.record.queue_wait_s,
+        )
+        for view in views
+        if view.record.pool
+    ]
+
+
+def _requested(pod_set: Mapping[str, Any]) -> float:
+    """GPUs one pod of a pod set requests (its containers' requests, else their limits)."""
+    spec = (pod_set.get("template") or {}).get("spec") or {}
+    total = 0.0
+    for container in spec.get("containers") or []:
+        resources = container.get("resources") or {}
+        wanted = {**(resources.get("limits") or {}), **(resources.get("requests") or {})}
+        total += sum(parse_quantity(wanted.get(name)) or 0.0 for name in GPU_RESOURCES)
+    return total
+
+
+def _gpus(workload: Mapping[str, Any]) -> int:
+    """The GPUs Kueue admitted: each pod set assignment's `resourceUsage`, else its count times
+    what one pod of the pod set asks for."""
+    assignments = ((workload.get("status") or {}).get("admission") or {}).get("podSetAssignments") or []
+    pod_sets = {p.get("name"): p for p in (workload.get("spec") or {}).get("podSets") or []}
+    total = 0.0
+    for assignment in assignments:
+        usage = assignment.get("resourceUsage") or {}
+        used = [parse_quantity(usage.get(name)) for name in GPU_RESOURCES if name in usage]
+        if used:
+            total += sum(u or 0.0 for u in used)
+            continue
+        pod_set = pod_sets.get(assignment.get("name")) or {}
+        count = assignment.get("count", pod_set.get("count", 1))
+        total += (count if isinstance(count, int) else 1) * _requested(pod_set)
+    return round(total)
+
+
+def _owner(workload: Mapping[str, Any]) -> str:
+    owners = (workload.get("metadata") or {}).get("ownerReferences") or []
+    return str(owners[0].get("name") or "") if owners and isinstance(owners[0], Mapping) else ""
+
+
+def from_workloads(workloads: Sequence[Mapping[str, Any]], recorded: set[str], now: datetime) -> list[Job]:
+    """Kueue's admitted GPU Workloads as allocations, leaving out those of `recorded` runs (by
+    their Job's name) and those that hold no GPUs or never held quota."""
+    jobs = []
+    for workload in workloads:
+        meta = workload.get("metadata") or {}
+        owner = _owner(workload)
+        reserved = _condition(workload, "QuotaReserved")
+        start = _time((reserved or {}).get("lastTransitionTime"))
+        gpus, pool = _gpus(workload), assigned_pool(workload)
+        if owner in recorded or start is None or gpus <= 0 or not pool:
+            continue
+        finished = _condition(workload, "Finished")
+        end = _time((finished or {}).get("lastTransitionTime")) or now
+        created = _time(meta.get("creationTimestamp"))
+        jobs.append(
+            Job(
+                name=owner or str(meta.get("name") or ""),
+                namespace=str(meta.get("namespace") or ""),
+                source=SOURCE_KUEUE,
+                allocation=Allocation(
+                    pool=pool,
+                    gpus=gpus,
+                    start=start,
+                    end=max(end, start),
+                    outcome="failed" if (finished or {}).get("reason") == "Failed" else "other",
+                ),
+                queue_wait_s=(start - created).total_seconds() if created is not None else None,
+            )
+        )
+    return jobs
+
+
+def allocation_steps(jobs: Sequence[Job], window: Window) -> dict[str, list[tuple[str, int]]]:
+    """Per pool, the GPUs allocated over the window as steps: (time, GPUs from then on), the
+    window's start first."""
+    steps: dict[str, list[tuple[str, int]]] = {}
+    for pool in sorted({job.allocation.pool for job in jobs}):
+        changes: dict[datetime, int] = {window.since: 0}
+        for job in jobs:
+            a = job.allocation
+            start, end = max(a.start, window.since), min(a.end, window.until)
+            if a.pool != pool or end <= start:
+                continue
+            changes[start] = changes.get(start, 0) + a.gpus
+            changes[end] = changes.get(end, 0) - a.gpus
+        level, points = 0, []
+        for moment in sorted(changes):
+            level += changes[moment]
+            points.append((_iso(moment), level))
+        steps[pool] = points
+    return steps
+
+
+def _pool_rows(result: Cost) -> list[dict[str, Any]]:
+    return [
+        {k: round(v, 6) if isinstance(v, float) else v for k, v in asdict(p).items()} for p in result.pools
+    ]
+
+
+def _terms(result: Cost) -> dict[str, float]:
+    names = ("compute", "network", "storage", "support", "idle", "failed_runs", "operations")
+    terms = {name: round(float(getattr(result, name)), 6) for name in names}
+    terms["total"] = round(result.total, 6)
+    return terms
+
+
+def _job_row(job: Job, window: Window) -> dict[str, Any]:
+    a = job.allocation
+    return {
+        "name": job.name,
+        "namespace": job.namespace,
+        "source": job.source,
+        "pool": a.pool,
+        "gpus": a.gpus,
+        "start": _iso(a.start),
+        "end": _iso(a.end),
+        "gpu_hours_in_window": round(a.gpus * a.hours_in(window), 6),
+        "outcome": a.outcome,
+        "units": a.units,
+        "queue_wait_s": job.queue_wait_s,
+    }
+
+
+def build(
+    window: Window,
+    inputs: CostInputs,
+    jobs: Sequence[Job],
+    baseline: Baseline | None,
+    sources: Sequence[str],
+) -> dict[str, Any]:
+    """The cost document of `window` over `jobs`.
+
+    Raises:
+        UsageError: the allocations cannot be costed (a pool the inventory does not have, ...).
+    """
+    inside = [job for job in jobs if job.allocation.hours_in(window) > 0]
+    try:
+        result = cost(window, inputs.capacity, [job.allocation for job in inside], inputs.prices)
+        comparison = against(result, baseline) if baseline is not None else None
+    except CostError as error:
+        raise UsageError(f"cannot cost the window: {error}") from None
+    pools = _pool_rows(result)
+    return {
+        "kind": KIND,
+        "window": {"since": _iso(window.since), "until": _iso(window.until), "hours": round(window.hours, 6)},
+        "currency": inputs.currency,
+        "sources": list(sources),
+        "terms": _terms(result),
+        "accepted_units": result.accepted_units,
+        "effective_cost": None if result.effective_cost is None else round(result.effective_cost, 9),
+        "gpu_hours": {
+            key: round(sum(p[f"{key}_gpu_hours"] for p in pools), 6)
+            for key in ("capacity", "allocated", "useful", "failed", "idle")
+        },
+        "pools": pools,
+        "baseline": None
+        if baseline is None or comparison is None
+        else {
+            "kind": baseline.kind,
+            "price": baseline.price,
+            "cost": round(comparison.baseline_cost, 6),
+            "ratio": None if comparison.ratio is None else round(comparison.ratio, 4),
+        },
+        "jobs": [_job_row(job, window) for job in sorted(inside, key=lambda j: j.allocation.start)],
+        "allocation": allocation_steps(inside, window),
+        "capacity": dict(sorted(inputs.capacity.items())),
+    }
