@@ -388,6 +388,10 @@ def test_report_template_ships_as_package_data() -> None:
     ]
     templates = Path(report.__file__).parent / "templates"
     shipped = sorted(p.relative_to(templates.parents[1]).as_posix() for p in templates.iterdir())
-    assert shipped == ["report/templates/report.css", "report/templates/report.html.j2"]
+    assert shipped == [
+        "report/templates/cost.html.j2",
+        "report/templates/report.css",
+        "report/templates/report.html.j2",
+    ]
     assert all(any(fnmatch.fnmatch(name, glob) for glob in data) for name in shipped)
     assert any(fnmatch.fnmatch("data/report.schema.json", glob) for glob in data)

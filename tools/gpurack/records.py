@@ -154,7 +154,8 @@ class SnapshotView:
 
 @dataclass(frozen=True, slots=True)
 class RunView:
-    """One stored run with the snapshot of every host it saw, by host name."""
+    """One stored run with the snapshot of every host it saw, by host name (and, for an accept
+    run, its acceptance record)."""
 
     run_id: int
     kind: str
@@ -164,6 +165,7 @@ class RunView:
     started: datetime
     finished: datetime | None
     nodes: tuple[SnapshotView, ...]
+    acceptance: AcceptanceView | None = None  # an accept run's job, outcome and seven rows
 
 
 @dataclass(frozen=True, slots=True)

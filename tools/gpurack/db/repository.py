@@ -258,6 +258,7 @@ class Repository:
                 started=run.started,
                 finished=run.finished,
                 nodes=tuple(_snapshot_view(node, snap, states[snap.id]) for node, snap in rows),
+                acceptance=_run_acceptance(session, run.id) if run.kind == "accept" else None,
             )
 
     def export_rows(self) -> list[ExportRow]:
@@ -350,6 +351,14 @@ def _snapshot_view(node: Node, snap: Snapshot, state: HostState) -> SnapshotView
         results=tuple(_result_dict(c) for c in snap.checks),
         state=state,
     )
+
+
+def _run_acceptance(session: Session, run_id: int) -> AcceptanceView | None:
+    query = (
+        select(AcceptanceRun).where(AcceptanceRun.run_id == run_id).options(selectinload(AcceptanceRun.steps))
+    )
+    row = session.scalar(query)
+    return None if row is None else _acceptance_view(row)
 
 
 def _acceptance_view(row: AcceptanceRun) -> AcceptanceView:

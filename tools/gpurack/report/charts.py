@@ -47,9 +47,7 @@ def _svg(height: int, title: str, body: list[str]) -> str:
         f'viewBox="0 0 {WIDTH} {height}" role="img" aria-label="{escape(title)}">\n'
         f"<title>{escape(title)}</title>\n"
         f'<rect width="{WIDTH}" height="{height}" fill="#fff"/>\n'
-        f'<text x="10" y="20" {TITLE_FONT}>{escape(title)}</text>\n'
-        + "\n".join(body)
-        + "\n</svg>\n"
+        f'<text x="10" y="20" {TITLE_FONT}>{escape(title)}</text>\n' + "\n".join(body) + "\n</svg>\n"
     )
 
 

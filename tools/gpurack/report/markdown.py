@@ -50,9 +50,33 @@ def markdown(doc: Mapping[str, Any]) -> str:
     if doc["nodes"]:
         header = ("node", "verdict", "pool", "GPUs", "driver", "fail", "warn")
         out.append(_table(header, (_node_row(n) for n in doc["nodes"])))
+    out.append(_acceptance(doc.get("acceptance")))
     out.append(_homogeneity(doc.get("homogeneity") or {}))
     out.extend(_node(n) for n in doc["nodes"])
     return "".join(out)
+
+
+def _acceptance(acc: Mapping[str, Any] | None) -> str:
+    """`## Acceptance`: an accept run's rows in step order; nothing for other runs."""
+    if not acc:
+        return ""
+    header = ("verdict", "step", "measured", "limit", "reason")
+    rows = (
+        [
+            escape(text.verdict_word(r["verdict"])),
+            f"{escape(text.check_title(r))} ({cell_code(r['id'])})",
+            escape(text.value(r, "measured")),
+            escape(text.value(r, "expected")),
+            escape(r["reason"]),
+        ]
+        for r in acc["rows"]
+    )
+    wait = formatting.duration(acc["queue_wait_s"])
+    facts = (
+        f"Queue wait {escape(wait)}; GPUs held {escape(formatting.timestamp(acc['started']))} to "
+        + escape(formatting.timestamp(acc["finished"]))
+    )
+    return f"## Acceptance\n\n{facts}\n\n{_table(header, rows)}\n"
 
 
 def _homogeneity(found: Mapping[str, Any]) -> str:

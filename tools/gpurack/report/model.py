@@ -22,7 +22,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import 
 
 from gpurack import __version__
 from gpurack.hoststate import GpuState
-from gpurack.inventory import RunView, SnapshotView, homogeneity
+from gpurack.inventory import AcceptanceView, RunView, SnapshotView, homogeneity
 from gpurack.report.catalogue import check_info
 from gpurack.report.findings import group
 
@@ -38,6 +38,10 @@ def verdict_rank(verdict: str | None) -> int:
 def build(view: RunView) -> dict[str, Any]:
     """The report of one run as a dict following report.schema.json."""
     nodes = sorted((node_entry(n) for n in view.nodes), key=lambda n: (verdict_rank(n["verdict"]), n["host"]))
+    acceptance = None if view.acceptance is None else acceptance_entry(view.acceptance)
+    counts = summary(nodes)
+    if acceptance is not None:  # an accept run has rows, not nodes: its verdict is theirs
+        counts["verdict"] = acceptance["verdict"]
     return {
         "schema_version": SCHEMA_VERSION,
         "generator": f"gpurack {__version__}",
@@ -50,9 +54,33 @@ def build(view: RunView) -> dict[str, Any]:
             "started": view.started.isoformat(),
             "finished": None if view.finished is None else view.finished.isoformat(),
         },
-        "summary": summary(nodes),
+        "summary": counts,
         "nodes": nodes,
         "homogeneity": homogeneity_entry(view.nodes),
+        "acceptance": acceptance,
+    }
+
+
+def acceptance_entry(view: AcceptanceView) -> dict[str, Any]:
+    """An accept run's job, what it delivered and cost, and its rows (as checks, in step order)."""
+    r = view.record
+    return {
+        "name": r.name,
+        "team": r.team,
+        "queue": r.queue,
+        "pool": r.pool,
+        "pods": r.pods,
+        "gpus": r.gpus,
+        "started": r.started.isoformat(),
+        "finished": r.finished.isoformat(),
+        "outcome": r.outcome,
+        "verdict": Verdict.parse(r.verdict).value,
+        "accepted_units": r.units,
+        "queue_wait_s": r.queue_wait_s,
+        "cost_total": r.cost_total,
+        "cost_per_unit": r.cost_per_unit,
+        "currency": r.currency,
+        "rows": [check_entry(row) for row in r.results],
     }
 
 

@@ -41,6 +41,8 @@ def environment() -> jinja2.Environment:
         result_counts=text.result_counts,
         value=text.value,
         css_number=css_number,
+        duration=formatting.duration,
+        when=formatting.timestamp,
         clamp=clamp,
     )
     return env

@@ -28,7 +28,9 @@ def run_line(doc: Mapping[str, Any]) -> str:
 
 
 def summary_line(doc: Mapping[str, Any]) -> str:
-    """`2 nodes: 1 fail, 1 pass` (verdicts in the order of the rule)."""
+    """`2 nodes: 1 fail, 1 pass` (verdicts in the order of the rule); an accept run's line."""
+    if doc.get("acceptance"):
+        return acceptance_line(doc["acceptance"])
     counts = doc["summary"]
     parts = [f"{counts[v.value]} {v.value}" for v in VERDICT_ORDER if counts[v.value]]
     if counts["unchecked"]:
@@ -50,3 +52,16 @@ def result_counts(node: Mapping[str, Any]) -> str:
     """`24 warn, 57 pass, 19 skip`: the node's results per verdict, in the order of the rule."""
     counts = node["counts"]
     return ", ".join(f"{counts[v.value]} {v.value}" for v in VERDICT_ORDER if counts[v.value]) or "none"
+
+
+def acceptance_line(acc: Mapping[str, Any]) -> str:
+    """`accept-1: alpha's queue on lab-h100 (2 pods, 2 GPUs), accepted: 1,920 units at 0.0012 EUR each`."""
+    where = f"{acc['team']}'s queue {acc['queue']} on {acc['pool'] or 'no pool'}"
+    held = f"{formatting.plural(acc['pods'], 'pod')}, {formatting.plural(acc['gpus'], 'GPU')}"
+    line = f"{acc['name']}: {where} ({held}), {acc['outcome']}"
+    if acc["outcome"] == "accepted":
+        line += f": {formatting.number(acc['accepted_units'])} units"
+        if acc["cost_per_unit"] is not None:
+            price = " ".join(filter(None, (formatting.number(acc["cost_per_unit"]), acc["currency"])))
+            line += f" at {price} each"
+    return line
