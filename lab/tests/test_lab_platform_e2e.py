@@ -45,16 +45,21 @@ from gpurack_lab.state import lab_dir
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 from kubernetes.dynamic import DynamicClient
+from kueue_jobs import (
+    HGX,
+    KUEUE,
+    NETCHECK,
+    admitted_workload,
+    gpu_usage,
+    job_workload,
+    team_job,
+    workload_condition,
+)
 from lab_helpers import RESTRICTED, LabCluster, ensure_site, json_run, ssh
 from lab_helpers import wait as _wait
 
 pytestmark = pytest.mark.kubernetes
 
-KUEUE = ("kueue.x-k8s.io", "v1beta2")
-NETCHECK = "registry.gpurack.lab/netcheck:v1"
-HGX = "lab-hgx-h100x8-ib"
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
-PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 # What Pod Security "restricted" asks of every container in a team's namespace.
 FIRST_PLATFORM_PLAY = "Build the platform objects from inventory"
 LATENCY_JOBS = 100
@@ -230,74 +235,12 @@ def _assert_render_equals_the_cluster(inventory: str, out: Path) -> None:
 # --- queueing ---------------------------------------------------------------------------------
 
 
-def _job(
-    name: str, team: str, gpus: int, priority: str, node_selector: dict[str, str] | None = None
-) -> dict[str, Any]:
-    """A Job for the team's LocalQueue: suspended, with no toleration or pool of its own."""
-    resources = {"cpu": "10m", "memory": "16Mi"}
-    if gpus:
-        resources["nvidia.com/gpu"] = str(gpus)
-    pod: dict[str, Any] = {
-        "restartPolicy": "Never",
-        "terminationGracePeriodSeconds": 0,
-        "containers": [
-            {
-                "name": "main",
-                "image": NETCHECK,
-                "imagePullPolicy": "IfNotPresent",
-                "args": ["sleep", "600"],
-                "resources": {"requests": resources, "limits": resources},
-                "securityContext": RESTRICTED,
-            }
-        ],
-    }
-    if node_selector:
-        pod["nodeSelector"] = node_selector
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {"name": name, "labels": {QUEUE_LABEL: team, PRIORITY_LABEL: priority}},
-        "spec": {"suspend": True, "backoffLimit": 0, "template": {"spec": pod}},
-    }
-
-
-def _workload(team: str, job: str) -> dict[str, Any] | None:
-    items = client.CustomObjectsApi().list_namespaced_custom_object(*KUEUE, team, "workloads")["items"]
-    owned = [w for w in items if any(o["name"] == job for o in w["metadata"].get("ownerReferences", []))]
-    return owned[0] if owned else None
-
-
-def _condition(workload: dict[str, Any] | None, kind: str) -> dict[str, Any] | None:
-    for found in ((workload or {}).get("status") or {}).get("conditions") or []:
-        if found["type"] == kind:
-            return dict(found)
-    return None
-
-
-def _admitted(team: str, job: str) -> dict[str, Any] | None:
-    workload = _workload(team, job)
-    state = _condition(workload, "Admitted")
-    return workload if state and state["status"] == "True" else None
-
-
-def _gpu_usage(team: str) -> tuple[str, str] | None:
-    """The team's ClusterQueue's nvidia.com/gpu in use on the H100 flavor, and how much is borrowed."""
-    status = (
-        client.CustomObjectsApi().get_cluster_custom_object(*KUEUE, "clusterqueues", team).get("status") or {}
-    )
-    for flavor in status.get("flavorsUsage") or []:
-        for resource in flavor["resources"] if flavor["name"] == HGX else []:
-            if resource["name"] == "nvidia.com/gpu":
-                return (str(resource.get("total", "0")), str(resource.get("borrowed", "0")))
-    return None
-
-
 def _assert_queueing(inventory: str, capsys: pytest.CaptureFixture[str]) -> None:
     batch, core = client.BatchV1Api(), client.CoreV1Api()
     # Within alpha's nominal 4 GPUs: admitted, and its pod runs on the H100 pool with the
     # flavor's node label and toleration, which the Job did not have.
-    batch.create_namespaced_job("alpha", _job("a1", "alpha", 4, "batch"))
-    _wait("a1 admitted", lambda: _admitted("alpha", "a1"))
+    batch.create_namespaced_job("alpha", team_job("a1", "alpha", 4, "batch"))
+    _wait("a1 admitted", lambda: admitted_workload("alpha", "a1"))
     pod = _wait(
         "a1's pod running",
         lambda: [
@@ -313,17 +256,19 @@ def _assert_queueing(inventory: str, capsys: pytest.CaptureFixture[str]) -> None
     ]
 
     # Beyond nominal: borrows beta's idle GPUs from the cohort.
-    batch.create_namespaced_job("alpha", _job("a2", "alpha", 4, "batch"))
-    _wait("a2 admitted on borrowed quota", lambda: _admitted("alpha", "a2"))
-    _wait(
-        "alpha's queue to show 8 GPUs in use, 4 of them borrowed", lambda: _gpu_usage("alpha") == ("8", "4")
-    )
+    batch.create_namespaced_job("alpha", team_job("a2", "alpha", 4, "batch"))
+    _wait("a2 admitted on borrowed quota", lambda: admitted_workload("alpha", "a2"))
+    _wait("alpha's queue to show 8 GPUs in use, 4 of them borrowed", lambda: gpu_usage("alpha") == ("8", "4"))
 
     # The pool is full: a third waits, and `gpurack queue` names the quota that blocks it.
-    batch.create_namespaced_job("alpha", _job("a3", "alpha", 1, "batch"))
+    batch.create_namespaced_job("alpha", team_job("a3", "alpha", 1, "batch"))
     waiting = _wait(
         "a3 pending with a reason",
-        lambda: (c := _condition(_workload("alpha", "a3"), "QuotaReserved")) and c["status"] == "False" and c,
+        lambda: (
+            (c := workload_condition(job_workload("alpha", "a3"), "QuotaReserved"))
+            and c["status"] == "False"
+            and c
+        ),
     )
     assert "nvidia.com/gpu" in waiting["message"], waiting
     capsys.readouterr()
@@ -334,12 +279,12 @@ def _assert_queueing(inventory: str, capsys: pytest.CaptureFixture[str]) -> None
 
     # A training job (priority 1000) preempts a batch one (100) within alpha's queue.
     batch.delete_namespaced_job("a3", "alpha", propagation_policy="Background")
-    batch.create_namespaced_job("alpha", _job("a4", "alpha", 4, "training"))
-    _wait("a4 admitted by preemption", lambda: _admitted("alpha", "a4"), timeout_s=180)
+    batch.create_namespaced_job("alpha", team_job("a4", "alpha", 4, "training"))
+    _wait("a4 admitted by preemption", lambda: admitted_workload("alpha", "a4"), timeout_s=180)
     evicted = [
         c
         for j in ("a1", "a2")
-        if (c := _condition(_workload("alpha", j), "Evicted")) and c["status"] == "True"
+        if (c := workload_condition(job_workload("alpha", j), "Evicted")) and c["status"] == "True"
     ]
     assert evicted and evicted[0]["reason"] == "Preempted", evicted
     batch.delete_collection_namespaced_job("alpha", propagation_policy="Background")
@@ -510,7 +455,7 @@ def _admission_latency(count: int) -> dict[str, float]:
     created: dict[str, float] = {}
     for i in range(count):
         name = f"latency-{i:03d}"
-        batch.create_namespaced_job("beta", _job(name, "beta", 0, "batch", {"gpurack.io/bench": "none"}))
+        batch.create_namespaced_job("beta", team_job(name, "beta", 0, "batch", {"gpurack.io/bench": "none"}))
         created[name] = time.monotonic()
     admitted: dict[str, float] = {}
 
@@ -518,7 +463,7 @@ def _admission_latency(count: int) -> dict[str, float]:
         now = time.monotonic()
         for workload in custom.list_namespaced_custom_object(*KUEUE, "beta", "workloads")["items"]:
             owner = next((o["name"] for o in workload["metadata"].get("ownerReferences", [])), "")
-            state = _condition(workload, "Admitted")
+            state = workload_condition(workload, "Admitted")
             if owner in created and owner not in admitted and state and state["status"] == "True":
                 admitted[owner] = now
         return len(admitted) == count
