@@ -26,7 +26,8 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance.job i
 GPU_RESOURCES = ("nvidia.com/gpu",)
 
 
-def _time(text: Any) -> datetime | None:
+def api_time(text: Any) -> datetime | None:
+    """An API object's time (RFC 3339, `Z` for UTC); None when missing."""
     if not isinstance(text, str) or not text:
         return None
     return datetime.fromisoformat(text.replace("Z", "+00:00"))
@@ -39,7 +40,8 @@ def _condition(obj: Mapping[str, Any], kind: str) -> Mapping[str, Any] | None:
     return None
 
 
-def _true(obj: Mapping[str, Any], kind: str) -> Mapping[str, Any] | None:
+def true_condition(obj: Mapping[str, Any], kind: str) -> Mapping[str, Any] | None:
+    """The object's condition of `kind` when its status is True."""
     found = _condition(obj, kind)
     return found if found is not None and found.get("status") == "True" else None
 
@@ -72,7 +74,7 @@ def _rank0_pods(pods: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
 
 
 def _failure(job: Mapping[str, Any], pods: Sequence[Mapping[str, Any]]) -> str:
-    failed = _true(job, "Failed")
+    failed = true_condition(job, "Failed")
     if failed is None:
         return ""
     reasons = []
@@ -106,12 +108,13 @@ def observed(raw: Mapping[str, Any]) -> dict[str, Any]:
     lines = [line for pod in rank0 for line in str(logs.get(pod["metadata"]["name"], "")).splitlines()]
     report = trainer_log.read(lines)
     first = trainer_log.read(str(logs.get(rank0[0]["metadata"]["name"], "")).splitlines()) if rank0 else None
-    admitted = _true(workload, "Admitted")
-    created = _time((workload.get("metadata") or {}).get("creationTimestamp"))
-    admitted_at = _time(admitted.get("lastTransitionTime")) if admitted else None
+    admitted = true_condition(workload, "Admitted")
+    created = api_time((workload.get("metadata") or {}).get("creationTimestamp"))
+    admitted_at = api_time(admitted.get("lastTransitionTime")) if admitted else None
     deleted = raw.get("deleted") or {}
-    deleted_at = _time(deleted.get("at"))
-    finished = _time(job.get("status", {}).get("completionTime")) or _time(raw.get("finished"))
+    deleted_at = api_time(deleted.get("at"))
+    finished = api_time(job.get("status", {}).get("completionTime")) or api_time(raw.get("finished"))
+    started = admitted_at or api_time(raw.get("submitted")) or finished or datetime.now(UTC)
     node_names = {
         str((p.get("spec") or {}).get("nodeName")) for p in pods if (p.get("spec") or {}).get("nodeName")
     }
@@ -128,7 +131,7 @@ def observed(raw: Mapping[str, Any]) -> dict[str, Any]:
         "pool": pool,
         "pods": raw.get("pods_wanted") or 1,
         "gpus_per_pod": raw.get("gpus_per_pod") or 0,
-        "started": (admitted_at or _time(raw.get("submitted")) or finished or datetime.now(UTC)).isoformat(),
+        "started": started.isoformat(),
         "finished": (finished or admitted_at or datetime.now(UTC)).isoformat(),
         "admitted": admitted is not None,
         "queue_wait_s": (admitted_at - created).total_seconds() if admitted_at and created else None,
@@ -141,6 +144,6 @@ def observed(raw: Mapping[str, Any]) -> dict[str, Any]:
         "gpu_hour": (prices.get("gpu_hour") or {}).get(pool),
         "monthly": dict(prices.get("monthly") or {}),
         "currency": prices.get("currency") or "",
-        "job_failed": _true(job, "Failed") is not None,
+        "job_failed": true_condition(job, "Failed") is not None,
         "failure": _failure(job, pods),
     }

@@ -32,7 +32,9 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils._cost import (
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance.observe import (
     GPU_RESOURCES,
+    api_time,
     assigned_pool,
+    true_condition,
 )
 
 from gpurack.cost_inventory import CostInputs
@@ -58,22 +60,6 @@ class Job:
 
 def _iso(moment: datetime) -> str:
     return moment.isoformat().replace("+00:00", "Z")
-
-
-def _time(text: Any) -> datetime | None:
-    if not isinstance(text, str) or not text:
-        return None
-    try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-
-
-def _condition(obj: Mapping[str, Any], kind: str) -> Mapping[str, Any] | None:
-    for item in (obj.get("status") or {}).get("conditions") or []:
-        if isinstance(item, Mapping) and item.get("type") == kind and item.get("status") == "True":
-            return item
-    return None
 
 
 def from_runs(views: Sequence[AcceptanceView]) -> list[Job]:
@@ -139,14 +125,14 @@ def from_workloads(workloads: Sequence[Mapping[str, Any]], recorded: set[str], n
     for workload in workloads:
         meta = workload.get("metadata") or {}
         owner = _owner(workload)
-        reserved = _condition(workload, "QuotaReserved")
-        start = _time((reserved or {}).get("lastTransitionTime"))
+        reserved = true_condition(workload, "QuotaReserved")
+        start = api_time((reserved or {}).get("lastTransitionTime"))
         gpus, pool = _gpus(workload), assigned_pool(workload)
         if owner in recorded or start is None or gpus <= 0 or not pool:
             continue
-        finished = _condition(workload, "Finished")
-        end = _time((finished or {}).get("lastTransitionTime")) or now
-        created = _time(meta.get("creationTimestamp"))
+        finished = true_condition(workload, "Finished")
+        end = api_time((finished or {}).get("lastTransitionTime")) or now
+        created = api_time(meta.get("creationTimestamp"))
         jobs.append(
             Job(
                 name=owner or str(meta.get("name") or ""),
