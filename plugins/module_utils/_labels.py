@@ -21,7 +21,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils._sharing import 
 PREFIX = "gpurack.io/"
 # Every key a pool (gpurack_pool) may have: anything else is refused, so a misspelt
 # `wrkload` is an error instead of a silently ignored key.
-POOL_KEYS = ("name", "workload", "sharing", "labels", "taints", "cost", *SHARING_KEYS)
+POOL_KEYS = ("name", "workload", "sharing", "labels", "taints", "cost", "min_available", *SHARING_KEYS)
 # A pool's price (`gpurack_pool.cost`), for `gpurack report cost`: per GPU-hour, in the site's currency.
 COST_KEYS = ("gpu_hour",)
 TAINT_KEYS = ("key", "value", "effect")
@@ -256,6 +256,9 @@ def pool_errors(pool: object) -> list[str]:
     errors.extend(_pool_label_errors(pool.get("labels")))
     errors.extend(_taint_errors(pool.get("taints")))
     errors.extend(_cost_errors(pool.get("cost")))
+    floor = pool.get("min_available", 0)
+    if isinstance(floor, bool) or not isinstance(floor, int) or floor < 0:
+        errors.append(f"pool.min_available must be a whole number of nodes of at least 0, got {floor!r}")
     errors.extend(sharing_errors(pool))
     return errors
 

@@ -286,6 +286,14 @@ def test_pool_taints_invalid_raises(taints: Any, message: str) -> None:
         ({**POOL, "cost": {"gpu_hour": "2.50 EUR"}}, "got '2.50 EUR'"),
         ({**POOL, "cost": {"gpu_hour": True}}, "got True"),
         ({**POOL, "cost": {"gpu_hour": 2, "gpu_hr": 2}}, "pool.cost: unknown key 'gpu_hr' (did you mean"),
+        (
+            {**POOL, "min_available": -1},
+            "pool.min_available must be a whole number of nodes of at least 0, got -1",
+        ),
+        (
+            {**POOL, "min_available": "2"},
+            "pool.min_available must be a whole number of nodes of at least 0, got '2'",
+        ),
     ],
 )
 def test_pool_errors_name_the_key(pool: Any, message: str) -> None:
@@ -321,7 +329,17 @@ def test_pool_errors_accepts_valid_pools(pool: dict[str, Any]) -> None:
 
 
 def test_pool_keys_are_the_documented_ones() -> None:
-    assert POOL_KEYS == ("name", "workload", "sharing", "labels", "taints", "cost", "time_slicing", "mig")
+    assert POOL_KEYS == (
+        "name",
+        "workload",
+        "sharing",
+        "labels",
+        "taints",
+        "cost",
+        "min_available",
+        "time_slicing",
+        "mig",
+    )
 
 
 _ANY = st.recursive(

@@ -1,0 +1,203 @@
+"""Taking nodes out of service and back on the session's lab cluster (playbooks/maintenance.yml,
+role node_maintenance, docs/day2.md), through `gpurack run`:
+
+- a Deployment whose PodDisruptionBudget allows no disruption runs on lab-w1: the drain gives up
+  after its timeout, lab-w1 stays cordoned, tainted gpurack.io/validating and annotated with the
+  budget's refusal, its pod still runs, and lab-w2 is untouched; returning lab-w1 is refused;
+- once the budget allows one, a re-run resumes lab-w1 (gpurack's own annotation), drains it; a
+  validation lifts the taint, the node returns and the Deployment's pod runs on it again;
+- a Kueue-managed Job running on lab-w2 when it is drained is not lost: Kueue keeps its Workload
+  admitted, the replacement pod waits for lab-w2 (its flavor's only node), runs once the node is
+  back, the Job completes, and alpha's ClusterQueue holds no GPU afterwards.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from gpurack_lab import lab_kubernetes, rack
+from kubernetes import client, config
+from kubernetes.client.exceptions import ApiException
+from kueue_jobs import NETCHECK, admitted_workload, gpu_usage, job_workload, team_job, workload_condition
+from lab_helpers import RESTRICTED, LabCluster, ensure_site, json_run, wait
+
+pytestmark = pytest.mark.kubernetes
+
+NAMESPACE = "maintenance-e2e"
+APP = {"app": "pinned"}
+H200_NODE, H100_NODE = "lab-w1", "lab-w2"
+QUICK_DRAIN = ["-e", "node_maintenance_drain_timeout=20", "-e", "node_maintenance_drain_retry_delay=5"]
+
+
+@pytest.fixture
+def cluster(lab_cluster: LabCluster, capsys: pytest.CaptureFixture[str]) -> Iterator[str]:
+    """The session cluster with site applied; its inventory folder. Afterwards every worker the
+    test left out of service is validated and returned, so the tests after it find them as site
+    left them."""
+    ensure_site(capsys)
+    config.load_kube_config(config_file=str(lab_kubernetes.kubeconfig()))
+    inventory = str(rack.hosts_file().parent)
+    try:
+        yield inventory
+    finally:
+        client.BatchV1Api().delete_collection_namespaced_job("alpha", propagation_policy="Background")
+        for node in (H200_NODE, H100_NODE):
+            if "gpurack.io/maintenance" in (_node(node).metadata.annotations or {}):
+                json_run(["run", "validate", "-i", inventory, "--limit", node], capsys)
+                _run(capsys, inventory, node, "-e", "node_maintenance_return=true")
+
+
+@pytest.fixture
+def namespace(cluster: str) -> Iterator[str]:
+    """A namespace of the test's own on the session cluster, removed after it."""
+    core = client.CoreV1Api()
+    core.create_namespace({"metadata": {"name": NAMESPACE}})
+    try:
+        yield NAMESPACE
+    finally:
+        core.delete_namespace(NAMESPACE)
+
+
+def _run(
+    capsys: pytest.CaptureFixture[str], inventory: str, node: str, *extra: str
+) -> tuple[int, dict[str, Any]]:
+    return json_run(["run", "maintenance", "-i", inventory, "--limit", node, *extra], capsys)
+
+
+def _node(name: str) -> Any:
+    return client.CoreV1Api().read_node(name)
+
+
+def _budget(**spec: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": "pinned"},
+        "spec": {"selector": {"matchLabels": APP}, **spec},
+    }
+
+
+def _deployment() -> dict[str, Any]:
+    """One pod pinned to lab-w1, tolerating its pool's taint (and nothing that cordons it)."""
+    container = {
+        "name": "main",
+        "image": NETCHECK,
+        "imagePullPolicy": "IfNotPresent",
+        "args": ["sleep", "3600"],
+        "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}},
+        "securityContext": RESTRICTED,
+    }
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "pinned"},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": APP},
+            "template": {
+                "metadata": {"labels": APP},
+                "spec": {
+                    "nodeSelector": {"kubernetes.io/hostname": H200_NODE},
+                    "tolerations": [{"key": "gpurack.io/pool", "operator": "Exists", "effect": "NoSchedule"}],
+                    "terminationGracePeriodSeconds": 0,
+                    "containers": [container],
+                },
+            },
+        },
+    }
+
+
+def _running(namespace: str, selector: str, node: str) -> list[Any]:
+    pods = client.CoreV1Api().list_namespaced_pod(namespace, label_selector=selector).items
+    return [
+        p
+        for p in pods
+        if p.status.phase == "Running" and p.spec.node_name == node and not p.metadata.deletion_timestamp
+    ]
+
+
+def _pending(namespace: str, selector: str) -> list[Any]:
+    pods = client.CoreV1Api().list_namespaced_pod(namespace, label_selector=selector).items
+    return [p for p in pods if p.status.phase == "Pending"]
+
+
+def test_a_budget_holds_the_drain_and_the_node_returns_after_validation(
+    cluster: str, namespace: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    client.AppsV1Api().create_namespaced_deployment(NAMESPACE, _deployment())
+    client.PolicyV1Api().create_namespaced_pod_disruption_budget(NAMESPACE, _budget(minAvailable=1))
+    first = wait("the pinned pod running on lab-w1", lambda: _running(NAMESPACE, "app=pinned", H200_NODE))[0]
+
+    code, held = _run(capsys, cluster, H200_NODE, *QUICK_DRAIN)
+    assert code == 1 and held["failed"] == [H200_NODE], held
+    node = _node(H200_NODE)
+    annotations = node.metadata.annotations
+    assert node.spec.unschedulable
+    assert annotations["gpurack.io/maintenance"].startswith("by=gpurack reason=patch"), annotations
+    assert "disruption budget" in annotations["gpurack.io/maintenance-failed"], annotations
+    assert "gpurack.io/validating" in [t.key for t in node.spec.taints]
+    assert [p.metadata.name for p in _running(NAMESPACE, "app=pinned", H200_NODE)] == [first.metadata.name]
+    untouched = _node(H100_NODE)
+    assert not untouched.spec.unschedulable and "gpurack.io/maintenance" not in (
+        untouched.metadata.annotations or {}
+    )
+
+    code, refused = _run(capsys, cluster, H200_NODE, "-e", "node_maintenance_return=true")
+    assert code == 1 and _node(H200_NODE).spec.unschedulable, refused
+
+    # The budget now allows one pod out: the re-run resumes the node gpurack took out, and drains it.
+    policy = client.PolicyV1Api()
+    policy.delete_namespaced_pod_disruption_budget("pinned", NAMESPACE)
+    policy.create_namespaced_pod_disruption_budget(NAMESPACE, _budget(maxUnavailable=1))
+    code, drained = _run(capsys, cluster, H200_NODE, *QUICK_DRAIN)
+    assert code == 0, drained
+    wait("the pinned pod evicted, its replacement waiting", lambda: _pending(NAMESPACE, "app=pinned"))
+
+    code, validated = json_run(["run", "validate", "-i", cluster, "--limit", H200_NODE], capsys)
+    assert code == 0, validated
+    code, returned = _run(capsys, cluster, H200_NODE, "-e", "node_maintenance_return=true")
+    assert code == 0, returned
+    node = _node(H200_NODE)
+    assert not node.spec.unschedulable and "gpurack.io/validating" not in [
+        t.key for t in node.spec.taints or []
+    ]
+    assert not {"gpurack.io/maintenance", "gpurack.io/maintenance-failed"} & set(node.metadata.annotations)
+    wait("the workload back on lab-w1", lambda: _running(NAMESPACE, "app=pinned", H200_NODE))
+
+
+def test_a_kueue_job_on_a_drained_node_is_not_lost(cluster: str, capsys: pytest.CaptureFixture[str]) -> None:
+    batch = client.BatchV1Api()
+    batch.create_namespaced_job(
+        "alpha", team_job("drained", "alpha", 1, "batch", sleep_s=45, backoff_limit=2)
+    )
+    wait("the job admitted", lambda: admitted_workload("alpha", "drained"))
+    wait("its pod running on lab-w2", lambda: _running("alpha", "job-name=drained", H100_NODE), timeout_s=120)
+
+    code, drained = _run(capsys, cluster, H100_NODE, *QUICK_DRAIN)
+    assert code == 0, drained
+    # Kueue keeps the Workload admitted (its quota reserved); the Job makes a replacement pod,
+    # which waits for the only node of its flavor.
+    wait("a replacement pod waiting for lab-w2", lambda: _pending("alpha", "job-name=drained"))
+    evicted = workload_condition(job_workload("alpha", "drained"), "Evicted")
+    assert admitted_workload("alpha", "drained") and not (evicted and evicted["status"] == "True"), evicted
+
+    code, returned = _run(capsys, cluster, H100_NODE, "-e", "node_maintenance_return=true")
+    assert code == 0, returned
+    done = wait(
+        "the job complete",
+        lambda: (j := batch.read_namespaced_job("drained", "alpha")).status.succeeded == 1 and j,
+        timeout_s=180,
+    )
+    assert done.status.failed == 1, done.status  # the evicted pod counts against its backoffLimit
+    finished = wait(
+        "Kueue to finish its workload",
+        lambda: workload_condition(job_workload("alpha", "drained"), "Finished"),
+    )
+    assert finished["status"] == "True", finished
+    wait("alpha's queue to hold no GPU", lambda: gpu_usage("alpha") in (None, ("0", "0")))
+    try:
+        batch.delete_namespaced_job("drained", "alpha", propagation_policy="Background")
+    except ApiException as exc:  # already gone is fine
+        assert exc.status == 404
