@@ -79,7 +79,7 @@ lint-imports:
 
 # One ansible-playbook process checks them all (a broken one fails it, naming its file).
 syntax: setup ## ansible-playbook --syntax-check on every playbook
-	$(BIN)/ansible-playbook -i localhost, --syntax-check playbooks/*.yml lab/playbooks/*.yml
+	$(BIN)/ansible-playbook -i localhost, --syntax-check playbooks/*.yml lab/playbooks/*.yml awx/configure.yml
 
 unit: setup ## pytest: parsers, checks, filters, modules, CLI
 	$(BIN)/pytest -n $(PYTEST_WORKERS)
@@ -105,7 +105,7 @@ bench-molecule: molecule ## Converge and idempotent re-run time per scenario (pr
 
 lab-e2e: lab-k8s-test ## Every end-to-end suite of the lab (they share one lab cluster)
 
-lab-k8s-test: lab-k8s lab-images ## End-to-end on one lab cluster: lab up --kubernetes, SSH, site.yml, the cluster through the kubernetes client, a faulty worker's preflight, the platform (queues, tenancy, NetworkPolicy, homogeneity, figures), the object store, the acceptance test, lab down
+lab-k8s-test: lab-k8s lab-images ## End-to-end on one lab cluster: lab up --kubernetes, SSH, site.yml, the cluster through the kubernetes client, a faulty worker's preflight, the platform (queues, tenancy, NetworkPolicy, homogeneity, figures), the object store, the acceptance test, maintenance (drain within PDBs, a Kueue job kept, return), lab down
 	$(BIN)/pytest lab/tests -m kubernetes
 
 bench-lab: setup ## Print lab up (cold/warm) and preflight wall times for 2 and 4 workers
@@ -130,6 +130,11 @@ lab-images: setup ## The acceptance test's inputs, offline and cached: its datas
 lab-k8s-verify: lab-k8s ## Import the built images into a private containerd and run pause with our runc
 	lab/k8s-build/verify.sh
 
+# The execution environment's build context only: building the image needs a container engine
+# and the base image from a registry (awx/README.md).
+.PHONY: ee-context
+ee-context: setup ## Write the AWX execution environment's build context (execution-environment.yml) to .cache/ee-context
+	$(BIN)/ansible-builder create -f execution-environment.yml -c .cache/ee-context
 
 clean: ## Remove the virtual environment and caches (keeps inventory DB)
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
