@@ -33,7 +33,9 @@ run: setup lab-k8s lab-images ## Main job: lab rack (1 control plane, 2 workers 
 	$(BIN)/ansible-playbook -i lab/inventory lab/playbooks/lab_network_policies.yml
 	$(BIN)/gpurack lab status
 	$(BIN)/gpurack queue -i lab/inventory
-	$(BIN)/gpurack lab load-image "$$(lab/images/build-trainer-image.sh | tail -n 1)" --host lab-w2
+	# The trainer image on the H100 pool's node, where alpha's queue runs the job: the first
+	# --profile of LAB_PROFILES is lab-w1's.
+	$(BIN)/gpurack lab load-image "$$(lab/images/build-trainer-image.sh | tail -n 1)" --host lab-w1
 	$(BIN)/gpurack accept -i lab/inventory
 
 lab-down: setup ## Remove the lab rack: containers, network, loop disks, keys, generated inventory
