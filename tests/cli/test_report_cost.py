@@ -19,7 +19,7 @@ from cli_helpers import invoke
 from gpurack.commands import report as report_command
 from gpurack.inventory import AcceptanceRecord, RunRecord, open_store
 from gpurack.report import charts, cost
-from gpurack.report.cost_page import CHARTS, chart_svgs, documents, markdown
+from gpurack.report.cost_page import CHARTS, chart_svgs, documents, markdown, money
 from kueue_objects import admitted
 
 T0 = datetime(2026, 12, 1, 10, tzinfo=UTC)
@@ -149,7 +149,7 @@ def test_the_window_costs_what_was_worked_out_by_hand(
         ["2026-12-01T19:00:00Z", 2], ["2026-12-01T20:00:00Z", 0],
     ]  # fmt: skip
     assert result.out.splitlines()[-1] == (
-        "11.5 GPU-hours allocated of 180 (6.4%); 1500 accepted units; effective cost 0.276667 EUR per unit"
+        "11.5 GPU-hours allocated of 180 (6.4%); 1500 accepted units; effective cost 0.2767 EUR per unit"
     )
     assert sorted(p.name for p in out.iterdir()) == sorted(
         ["cost.json", "cost.md", "cost.html", *CHARTS.values()]
@@ -198,6 +198,14 @@ def test_bad_input_is_one_line_and_exit_64(
     result = invoke(capsys, *[a.replace("{inv}", inventory) for a in argv], "--db", db)
     assert result.code == 64 and message in result.err, result
     assert "Traceback" not in result.err
+
+
+@pytest.mark.parametrize(
+    ("amount", "shown"),
+    [(1234.5, "1,234.50 EUR"), (0, "0.00 EUR"), (0.276666, "0.2767 EUR"), (0.000299, "0.000299 EUR")],
+)
+def test_money_keeps_four_significant_digits_below_one(amount: float, shown: str) -> None:
+    assert money(amount, "EUR") == shown
 
 
 def test_relative_times_count_back_from_now() -> None:

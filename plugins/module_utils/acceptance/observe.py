@@ -27,10 +27,12 @@ GPU_RESOURCES = ("nvidia.com/gpu",)
 
 
 def api_time(text: Any) -> datetime | None:
-    """An API object's time (RFC 3339, `Z` for UTC); None when missing."""
+    """An API object's time (RFC 3339, `Z` for UTC), or the role's own UTC time; None when missing."""
     if not isinstance(text, str) or not text:
         return None
-    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+    moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    # The API's times are UTC; so is the role's `now(utc=true)`, which names no zone.
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 def _condition(obj: Mapping[str, Any], kind: str) -> Mapping[str, Any] | None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 EVENTS = ("staging", "allreduce", "resume", "step", "checkpoint", "done")
+STARTS = ("staging", "resume")  # printed once by each start of the trainer
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +76,9 @@ def read(lines: Iterable[str]) -> TrainerReport:
     attempts: list[dict[str, Any]] = []
     for item in events(lines):
         kind = item["gpurack"]
-        if kind == "resume" or not attempts:
+        # Each start prints `staging` and `resume` once (staging first): seeing either a second
+        # time means the next start has begun.
+        if not attempts or (kind in STARTS and kind in attempts[-1]):
             attempts.append({"steps": [], "checkpoints": []})
         current = attempts[-1]
         if kind in ("step", "checkpoint"):

@@ -99,7 +99,7 @@ def steps(
 ) -> str:
     """A step line per series over [since, until] (each point holds until the next), and each
     series' ceiling (its capacity) dashed in the same colour."""
-    left, right, top, bottom = 60, 20, 40, 60
+    left, right, top, bottom = 60, 20, 52, 60
     height = 300
     span = max((until - since).total_seconds(), 1.0)
     high = max([*ceilings.values(), *(v for points in series.values() for _, v in points), 1.0])
@@ -123,7 +123,7 @@ def steps(
         anchor = "start" if i == 0 else "end" if i == 4 else "middle"
         label = escape(_time_label(moment, span))
         body.append(f'<text x="{x:.1f}" y="{top + plot_h + 18}" text-anchor="{anchor}" {FONT}>{label}</text>')
-    body.append(f'<text x="{left - 6}" y="{top - 12}" text-anchor="end" {FONT} fill="#59636e">GPUs</text>')
+    body.append(f'<text x="{left - 6}" y="{top - 16}" text-anchor="end" {FONT} fill="#59636e">GPUs</text>')
     names = sorted(set(series) | set(ceilings))
     for i, name in enumerate(names):
         colour = PALETTE[i % len(PALETTE)]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -29,11 +30,13 @@ def _moment(iso: str) -> datetime:
 
 
 def money(amount: float | None, currency: str) -> str:
-    """`1,234.56 EUR`; small amounts with more decimals (`0.000123 EUR`)."""
+    """`1,234.56 EUR`; below 1, four significant digits (`0.03726 EUR`, `0.000123 EUR`)."""
     if amount is None:
         return formatting.MISSING
-    decimals = 2 if abs(amount) >= 1 or amount == 0 else 6
-    body = f"{amount:,.{decimals}f}"
+    if abs(amount) >= 1 or amount == 0:
+        return f"{amount:,.2f} {currency}".strip()
+    decimals = 3 - math.floor(math.log10(abs(amount)))  # four significant digits
+    body = f"{amount:.{decimals}f}".rstrip("0")
     return f"{body} {currency}".strip()
 
 
@@ -62,7 +65,7 @@ def chart_svgs(doc: Mapping[str, Any]) -> dict[str, str]:
 
 
 def summary_line(doc: Mapping[str, Any]) -> str:
-    """`12.3 GPU-hours allocated of 96 (12.8%); 3,840 accepted units; effective cost 0.0031 EUR per unit`"""
+    """`12.3 GPU-hours allocated of 96 (12.8%); 3840 accepted units; effective cost 0.0031 EUR per unit`"""
     hours = doc["gpu_hours"]
     allocated, capacity = formatting.number(hours["allocated"]), formatting.number(hours["capacity"])
     share = 100 * hours["allocated"] / hours["capacity"] if hours["capacity"] else 0.0

@@ -113,6 +113,23 @@ def test_seven_rows_in_the_seeds_order_all_pass_without_thresholds() -> None:
     assert {r.verdict.value for r in results} == {"pass"}, [(r.id, r.reason) for r in results]
 
 
+def test_each_start_is_an_attempt_whichever_of_staging_and_resume_it_prints_first() -> None:
+    # The trainer prints staging, then resume (lab run of 2026-12-03): pod 1 reached step 25,
+    # pod 2 resumed from the checkpoint of step 25.
+    first = log(
+        {"event": "staging", "t": 100.0},
+        {"event": "resume", "step": 0, "t": 101.0},
+        {"event": "step", "step": 25, "t": 130.0},
+        {"event": "checkpoint", "step": 25, "t": 131.0},
+    )
+    second = log({"event": "staging", "t": 170.0}, {"event": "resume", "step": 25, "t": 171.0},
+                 {"event": "step", "step": 30, "t": 178.0})  # fmt: skip
+    report = trainer_log.read([*first, *second])
+    assert [(a.resume or {}).get("step") for a in report.attempts] == [0, 25]
+    assert [a.last_step for a in report.attempts] == [25, 30]
+    assert report.attempts[1].staging is not None
+
+
 def test_restore_counts_the_steps_lost_since_the_checkpoint_restored() -> None:
     row = by_id(rows.rows(observed(), settings.read(None)))["accept.restore"]
     assert row.measured == 41.0
