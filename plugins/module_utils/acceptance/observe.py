@@ -11,7 +11,8 @@ nodes) and the rank-0 pods' logs; this reads the figures out of them:
 - steps at deletion: the last step the first rank-0 pod logged (it stops at the next
   collective once its peer is gone); restore: the deletion to the first step logged after
   the resume (each trainer event carries its Unix time `t`);
-- failure: the Job's `Failed` condition, with the failed containers' reasons.
+- failure: why the role's run stopped short, if it did, then the Job's `Failed` condition with
+  the failed containers' reasons.
 """
 
 from __future__ import annotations
@@ -147,5 +148,7 @@ def observed(raw: Mapping[str, Any]) -> dict[str, Any]:
         "monthly": dict(prices.get("monthly") or {}),
         "currency": prices.get("currency") or "",
         "job_failed": true_condition(job, "Failed") is not None,
-        "failure": _failure(job, pods),
+        # Why the role's run stopped short (a wait that ran out, a log it could not read), then
+        # why the Job failed.
+        "failure": "; ".join(filter(None, (str(raw.get("failure") or ""), _failure(job, pods)))),
     }

@@ -112,6 +112,13 @@ def test_a_failed_job_says_why_and_costs_as_failed() -> None:
     assert rows["accept.cost"]["verdict"] == "fail"
 
 
+def test_why_the_role_stopped_short_comes_first_in_the_reason() -> None:
+    stopped = "log of accept-1-0-aaaaa unreadable: dial tcp 172.30.42.12:10250: connect: connection refused"
+    rows = _by_id(acceptance_rows(raw(logs={}, failure=stopped)))
+    assert rows["accept.staging"]["verdict"] == "fail"
+    assert rows["accept.staging"]["reason"] == f"the job staged nothing: {stopped}"
+
+
 def test_a_job_never_admitted_gives_kueues_reason() -> None:
     message = (
         "couldn't assign flavors to pod set main: insufficient quota for nvidia.com/gpu "
