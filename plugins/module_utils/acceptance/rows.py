@@ -339,6 +339,8 @@ def accepted_units(report: trainer_log.TrainerReport) -> float:
 
 def _cost(seen: Observed, settings: Settings) -> CheckResult:
     head = Head("accept.cost", "Useful work against the baseline", seen.team)
+    if not seen.admitted:
+        return head.missing(Verdict.SKIP, "not admitted: the job held no GPUs, so nothing was spent or done")
     if seen.gpu_hour is None or not seen.pool:
         return head.missing(Verdict.SKIP, f"pool {seen.pool or '?'} has no gpurack_pool.cost.gpu_hour")
     units = 0.0 if seen.job_failed else accepted_units(seen.trainer)

@@ -135,6 +135,8 @@ def test_a_job_never_admitted_gives_kueues_reason() -> None:
     rows = _by_id(acceptance_rows(raw(workload=waiting, job={}, pods=[], logs={}, deleted={})))
     assert rows["accept.queue"]["verdict"] == "fail"
     assert rows["accept.queue"]["reason"] == f"not admitted: {message}"
+    assert rows["accept.cost"]["verdict"] == "skip"
+    assert rows["accept.cost"]["reason"] == "not admitted: the job held no GPUs, so nothing was spent or done"
 
 
 def test_prices_and_nodes_and_lines() -> None:
