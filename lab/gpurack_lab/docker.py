@@ -190,9 +190,11 @@ def run_container(
     Raises:
         DockerError: docker run failed.
     """
+    # A reboot inside stops systemd, so the container exits; the restart policy brings it
+    # back as a machine comes back (same IP, disks and files; /run and /tmp fresh).
     args = ["run", "--detach", "--name", name, "--hostname", name, "--label", LABEL,
             "--network", network, "--ip", ip, "--memory", memory, "--memory-swap", memory,
-            *SYSTEMD_FLAGS]  # fmt: skip
+            "--restart", "unless-stopped", *SYSTEMD_FLAGS]  # fmt: skip
     for host_path, container_path in devices:
         args += ["--device", f"{host_path}:{container_path}"]
     _run([*args, image])

@@ -7,6 +7,7 @@ from typing import Any
 
 import yaml
 
+from gpurack_lab import driver
 from gpurack_lab.paths import lab_root
 from gpurack_lab.state import LabState, lab_dir
 
@@ -51,10 +52,17 @@ def render(state: LabState, switches: dict[str, Any] | None = None) -> dict[str,
                 # The checkout's lab/ folder: group_vars/all/object_store.yml names the lab
                 # store's manifest template under it.
                 "gpurack_lab_root": str(lab_root()),
+                **_driver_repo_vars(),
             },
             "children": children,
         }
     }
+
+
+def _driver_repo_vars() -> dict[str, str]:
+    """The stand-in NVIDIA repository's key (made per lab) for group_vars/gpu_nodes/prepare.yml."""
+    repo = lab_dir() / "nvidia-repo"
+    return {"nvidia_driver_repo_key": driver.repo_key(repo)} if (repo / "standin.asc").is_file() else {}
 
 
 def switch_group(spec: dict[str, Any]) -> dict[str, Any]:

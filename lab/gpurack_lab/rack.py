@@ -16,6 +16,7 @@ from gpurack.errors import ExitCode, GpurackError, UsageError
 from gpurack_lab import (
     disks,
     docker,
+    driver,
     fabric_plan,
     faults,
     inventory_writer,
@@ -337,9 +338,12 @@ def _start(state: LabState, planned: list[Planned], step: Step) -> LabState:
         # Saved after each container, so `lab down` finds everything even if up is killed.
         state = replace(state, hosts=(*state.hosts, hosts[-1]))
         save(state, state_file())
+    repo = driver.ensure_repo(root / "nvidia-repo") if any(h.role == "worker" for h in hosts) else None
     for (_, profile, own_faults), host in zip(planned, hosts, strict=True):
         step(f"profile {profile.name} on {host.name}")
-        _provision(host, profile, own_faults, key, root)
+        local = _provision(host, profile, own_faults, key, root)
+        if repo is not None and host.role == "worker":
+            driver.install(host.name, repo, local)
     for host in hosts:
         step(f"SSH to {host.name}")
         _wait_ssh(host, key)
@@ -362,8 +366,11 @@ def _keypair(root: Path) -> Path:
 
 def _provision(
     host: LabHost, profile: profiles.Profile, own: tuple[faults.Fault, ...], key: Path, root: Path
-) -> None:
-    """Authorize the key, copy the (faulted) profile and the shims into the container."""
+) -> Path:
+    """Authorize the key, copy the (faulted) profile and the shims into the container.
+
+    Returns the assembled profile's folder on this machine.
+    """
     name = host.name
     docker.exec_in(name, ["mkdir", "-p", "-m", "700", "/root/.ssh"])
     docker.exec_in(
@@ -385,6 +392,7 @@ def _provision(
     docker.exec_in(name, ["chmod", "755", shims.CONTAINER_REPLAY])
     for tool in shims.installed_tools(manifest):
         docker.exec_in(name, ["ln", "-sf", shims.CONTAINER_REPLAY, f"{shims.CONTAINER_BIN}/{tool}"])
+    return local
 
 
 def ssh_argv(host: LabHost, key: str, command: Sequence[str] = (), *, batch: bool = False) -> list[str]:

@@ -16,6 +16,8 @@
 #                   standin.asc (the armored public key)
 #   KERNEL_RELEASE  kernel for the linux-headers stand-in (default: uname -r; a container
 #                   shares the kernel of its host, so the controller's is the node's)
+#   STANDIN_DRIVER_VERSIONS (environment) the driver versions to build, default
+#                   "580.95.05-1 590.48.01-1"; the lab adds a newer 580 for its patch test
 # needs: dpkg-deb, gpg, and apt-ftparchive (apt-utils) or dpkg-scanpackages (dpkg-dev)
 set -euo pipefail
 
@@ -80,7 +82,7 @@ UNIT
 }
 
 # NVIDIA driver, branch 580 (pinned by the tests) and 590 (newer: apt would take it without the pin).
-for v in 580.95.05-1 590.48.01-1; do
+for v in ${STANDIN_DRIVER_VERSIONS:-580.95.05-1 590.48.01-1}; do
   pkg nvidia-kernel-open-dkms "$v" dir=/usr/src/nvidia-${v%-*}
   pkg nvidia-kernel-dkms "$v" dir=/usr/src/nvidia-${v%-*}
   pkg nvidia-driver-cuda "$v"
@@ -90,6 +92,10 @@ done
 # Headers of the running kernel, as the distribution names them: the driver role asserts
 # /lib/modules/<kernel>/build after installing them.
 pkg "linux-headers-$krel" "${krel%%-*}-1" dir="/lib/modules/$krel/build"
+# The distribution's kernel metapackages, which a patch upgrades in the driver's transaction.
+# Empty: a container runs its host's kernel whatever is installed.
+pkg "linux-image-$arch" "${krel%%-*}+standin1"
+pkg "linux-headers-$arch" "${krel%%-*}+standin1" depends="linux-headers-$krel"
 # CUDA toolkit, two minor versions.
 pkg cuda-toolkit-13-0 13.0.2-1 dir=/usr/local/cuda-13.0/bin
 pkg cuda-toolkit-13-1 13.1.0-1 dir=/usr/local/cuda-13.1/bin
