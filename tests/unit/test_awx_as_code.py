@@ -1,9 +1,10 @@
 """AWX's objects as code (awx/objects.yml), checked without an AWX: no AWX can run here.
 
 Each job template's playbook exists, and each survey question sets an option of a role that the
-playbook runs (its argument specs), with a question type, choices, default and bounds the option
-takes; a template's extra variables are read by its playbook. The schedule is a weekly iCal
-rule, and ansible-builder turns execution-environment.yml into a build context.
+playbook runs (its argument specs; roles a role includes count), with a question type, choices,
+default and bounds the option takes; a template's extra variables are read by its playbook. Each
+schedule is a weekly iCal rule whose answers the template's survey takes, and ansible-builder
+turns execution-environment.yml into a build context.
 """
 
 from __future__ import annotations
@@ -19,16 +20,20 @@ from typing import Any
 
 import pytest
 import yaml
+from ansible.parsing.dataloader import DataLoader
+from ansible.template import Templar
 from packaging.requirements import Requirement
 
 REPO = Path(__file__).resolve().parents[2]
 AWX = REPO / "awx"
 ROLE_FQCN = re.compile(r"^gpurack\.bootstrap\.(\w+)$")
 INCLUDE_KEYS = {f"{p}{k}" for p in ("", "ansible.builtin.") for k in ("include_role", "import_role")}
+TASK_FILE_KEYS = {f"{p}{k}" for p in ("", "ansible.builtin.") for k in ("include_tasks", "import_tasks")}
 IMPORT_KEYS = {"import_playbook", "ansible.builtin.import_playbook"}
 TASK_LISTS = ("pre_tasks", "tasks", "post_tasks", "handlers", "block", "rescue", "always")
-# A value "{{ name }}" is one of objects.yml's own top-level defaults (a site may override them).
-VAR_REF = re.compile(r"^\{\{\s*(\w+)\s*\}\}$")
+# The one value objects.yml leaves to the site (configure.yml fails without it).
+SITE_VARS = {"gpurack_awx_scm_url": "https://git.example.invalid/infra/gpurack.git"}
+TEMPLATED = re.compile(r"\{\{.*?\}\}")
 # Ranges the argument specs can only state in words: "(1 to 86400)".
 RANGE = re.compile(r"\b(-?\d+) to (-?\d+)\b")
 BOOL_STRINGS = {"true", "false", "yes", "no"}
@@ -40,51 +45,82 @@ RRULE = re.compile(
 )
 
 
-def _resolve(value: Any, top: dict[str, Any]) -> Any:
-    if isinstance(value, str) and (ref := VAR_REF.match(value)) and ref[1] in top:
-        return _resolve(top[ref[1]], top)
-    if isinstance(value, dict):
-        return {k: _resolve(v, top) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_resolve(v, top) for v in value]
-    return value
-
-
 def _objects() -> dict[str, Any]:
-    top: dict[str, Any] = yaml.safe_load((AWX / "objects.yml").read_text())
-    resolved: dict[str, Any] = _resolve(top["gpurack_awx"], top)
-    return resolved
+    """gpurack_awx as configure.yml sees it: rendered by ansible-core with objects.yml's defaults.
+
+    Not plain Jinja: ansible-core keeps a backslash escape in a Jinja string literal as written.
+    """
+    loader = DataLoader()
+    top = loader.load_from_file(str(AWX / "objects.yml"), trusted_as_template=True)
+    rendered: dict[str, Any] = Templar(loader=loader, variables=top | SITE_VARS).template(top["gpurack_awx"])
+    return rendered
 
 
 OBJECTS = _objects()
 TEMPLATES = {t["name"]: t for t in OBJECTS["job_templates"]}
 
 
-def _task_roles(tasks: list[dict[str, Any]]) -> set[str]:
-    names: set[str] = set()
+# A role as a task list runs it: its name as written and its entry point (tasks_from).
+RoleCall = tuple[str, str]
+
+
+def _task_files(folder: Path, name: str) -> list[Path]:
+    """The task files an include_tasks of `name` may load: a templated name may be any match."""
+    return sorted(folder.glob(TEMPLATED.sub("*", name))) if "{{" in name else [folder / name]
+
+
+def _task_roles(
+    tasks: list[dict[str, Any]], folder: Path | None = None, seen: set[Path] | None = None
+) -> set[RoleCall]:
+    """The roles a task list runs; with `folder` (a role's tasks/), through its include_tasks too
+    (`seen`: the files already read; a templated name may match the file that includes it)."""
+    calls: set[RoleCall] = set()
+    seen = set() if seen is None else seen
     for task in tasks or []:
         for key in INCLUDE_KEYS & task.keys():
-            names.add(task[key]["name"])
+            calls.add((task[key]["name"], Path(str(task[key].get("tasks_from", "main"))).stem))
+        for key in TASK_FILE_KEYS & task.keys():
+            name = task[key] if isinstance(task[key], str) else task[key]["file"]
+            for path in set(_task_files(folder, name) if folder else []) - seen:
+                seen.add(path)
+                calls |= _task_roles(yaml.safe_load(path.read_text()), folder, seen)
         for key in TASK_LISTS:
-            names |= _task_roles(task.get(key) or [])
-    return names
+            calls |= _task_roles(task.get(key) or [], folder, seen)
+    return calls
 
 
-def _play_roles(playbook: Path) -> set[str]:
-    names: set[str] = set()
+def _play_roles(playbook: Path) -> set[RoleCall]:
+    calls: set[RoleCall] = set()
     for play in yaml.safe_load(playbook.read_text()) or []:
         for key in IMPORT_KEYS & play.keys():
-            names |= _play_roles(playbook.parent / play[key])
+            calls |= _play_roles(playbook.parent / play[key])
         for role in play.get("roles") or []:
-            names.add(role if isinstance(role, str) else role.get("role", role.get("name")))
+            calls.add((role if isinstance(role, str) else role.get("role", role.get("name")), "main"))
         for key in TASK_LISTS:
-            names |= _task_roles(play.get(key) or [])
-    return names
+            calls |= _task_roles(play.get(key) or [])
+    return calls
+
+
+def role_calls(role: str, entry: str = "main") -> set[RoleCall]:
+    """The roles one entry point of a role runs: its meta dependencies and its include_role, in
+    the entry's task file and the task files that file includes."""
+    folder = REPO / "roles" / role / "tasks"
+    meta = yaml.safe_load((REPO / "roles" / role / "meta" / "main.yml").read_text()) or {}
+    deps = meta.get("dependencies") or []
+    calls = {(d if isinstance(d, str) else d.get("role", d.get("name")), "main") for d in deps}
+    return calls | _task_roles(yaml.safe_load((folder / f"{entry}.yml").read_text()), folder)
 
 
 def playbook_roles(playbook: Path) -> set[str]:
-    """The gpurack.bootstrap roles a playbook runs, through import_playbook, roles: and include_role."""
-    return {m[1] for name in _play_roles(playbook) if (m := ROLE_FQCN.match(name))}
+    """The gpurack.bootstrap roles a playbook runs, through import_playbook, roles: and include_role,
+    and the roles those roles run in turn."""
+    waiting, done = list(_play_roles(playbook)), set[RoleCall]()
+    while waiting:
+        name, entry = waiting.pop()
+        if (m := ROLE_FQCN.match(name)) and (m[1], entry) not in done:
+            done.add((m[1], entry))
+            waiting.extend(role_calls(m[1], entry))
+    return {role for role, _ in done}
 
 
 def role_options(role: str) -> dict[str, dict[str, Any]]:
@@ -129,8 +165,8 @@ def _default_problem(question: dict[str, Any]) -> str | None:
     kind, default, choices = question["type"], question["default"], _choices(question)
     if kind == "multiplechoice":
         ok = default in choices
-    elif kind == "multiselect":
-        ok = set(default.splitlines() if isinstance(default, str) else default) <= set(choices)
+    elif kind == "multiselect":  # AWX 24.6.1 takes only a string: a choice a line
+        ok = isinstance(default, str) and set(default.splitlines()) <= set(choices)
     elif kind in NUMBER_TYPES:
         number = (int,) if kind == "integer" else (int, float)
         ok = isinstance(default, number) and not isinstance(default, bool)
@@ -139,6 +175,23 @@ def _default_problem(question: dict[str, Any]) -> str | None:
         length = len(default) if isinstance(default, str) else -1
         ok = question.get("min", 0) <= length <= question.get("max", length)
     return None if ok else f"default {default!r} is not an answer the question takes"
+
+
+def answer_problem(question: dict[str, Any], answer: Any) -> str | None:
+    """Why AWX would refuse `answer` to the question at launch, as its survey validation does."""
+    kind, choices = question["type"], _choices(question)
+    if kind == "multiselect":
+        ok = isinstance(answer, list) and set(answer) <= set(choices)
+    elif kind == "multiplechoice":
+        ok = isinstance(answer, str) and answer in choices
+    elif kind in NUMBER_TYPES:
+        number = (int,) if kind == "integer" else (int, float)
+        ok = isinstance(answer, number) and not isinstance(answer, bool)
+        ok = ok and question.get("min", answer) <= answer <= question.get("max", answer)
+    else:
+        length = len(answer) if isinstance(answer, str) else -1
+        ok = question.get("min", 0) <= length <= question.get("max", length)
+    return None if ok else f"{question['variable']}: {answer!r} is not an answer the question takes"
 
 
 def _bounds_problem(question: dict[str, Any], option: dict[str, Any]) -> str | None:
@@ -177,6 +230,7 @@ def test_job_templates_run_the_day_1_and_day_2_playbooks() -> None:
         "gpurack return to service": "playbooks/maintenance.yml",
         "gpurack validate": "playbooks/validate.yml",
         "gpurack accept": "playbooks/accept.yml",
+        "gpurack patch": "playbooks/patch.yml",
     }
 
 
@@ -191,6 +245,54 @@ def test_playbook_roles_follows_imports_and_include_role() -> None:
     roles = playbook_roles(REPO / "playbooks" / "site.yml")
     assert {"switch_fabric", "preflight", "nvidia_driver", "node_labels", "kueue", "validation"} <= roles
     assert playbook_roles(REPO / "playbooks" / "accept.yml") == {"acceptance"}
+
+
+def test_playbook_roles_follows_include_role_inside_a_roles_task_files() -> None:
+    # patch.yml names node_update; node_update's task files include nvidia_driver.
+    assert {"node_update", "nvidia_driver", "node_maintenance", "validation"} <= playbook_roles(
+        REPO / "playbooks" / "patch.yml"
+    )
+    assert ("gpurack.bootstrap.nvidia_driver", "main") in role_calls("node_update", "update")
+    assert ("gpurack.bootstrap.preflight", "main") in role_calls("validation")
+
+
+def test_playbook_roles_does_not_take_roles_a_playbook_never_reaches() -> None:
+    # maintenance.yml runs node_maintenance alone: no driver role, so no driver option.
+    assert playbook_roles(REPO / "playbooks" / "maintenance.yml") == {"node_maintenance"}
+    question = {"variable": "nvidia_driver_branch", "type": "text", "default": "580"}
+    problems = question_problems(question, _template_options(TEMPLATES["gpurack maintenance"]))
+    assert problems == ["nvidia_driver_branch: no role the playbook runs has this option"]
+
+
+def test_patch_survey_asks_what_patch_night_decides() -> None:
+    spec = {q["variable"]: q for q in TEMPLATES["gpurack patch"]["survey_spec"]["spec"]}
+    assert set(spec) == {
+        "node_maintenance_pools",
+        "node_maintenance_serial",
+        "node_maintenance_max_fail_percentage",
+        "node_update_allow_reboot",
+        "node_maintenance_drain_timeout",
+    }
+    assert spec["node_maintenance_pools"]["type"] == "multiselect"
+    assert TEMPLATES["gpurack patch"]["ask_limit_on_launch"] is True
+
+
+def test_patch_pools_are_the_sites_pools() -> None:
+    pools = {
+        yaml.safe_load(path.read_text())["gpurack_pool"]["name"]
+        for path in (REPO / "inventory" / "example" / "group_vars").glob("*/pool.yml")
+    }
+    (question,) = [q for q in TEMPLATES["gpurack patch"]["survey_spec"]["spec"] if q["type"] == "multiselect"]
+    assert set(_choices(question)) == pools
+    assert set(question["default"].splitlines()) == pools  # every pool unless the operator unticks one
+
+
+# AWX 24.6.1 passes a blank optional answer as "" or null, and an extra var beats the role's
+# default and the inventory (nvidia_driver_branch "" would name packages nvidia-utils-).
+@pytest.mark.parametrize("name", sorted(n for n, t in TEMPLATES.items() if "survey_spec" in t))
+def test_survey_questions_are_all_required(name: str) -> None:
+    spec = TEMPLATES[name]["survey_spec"]["spec"]
+    assert [q["variable"] for q in spec if not q.get("required")] == []
 
 
 @pytest.mark.parametrize("name", sorted(n for n, t in TEMPLATES.items() if "survey_spec" in t))
@@ -214,6 +316,9 @@ def test_survey_questions_set_options_of_the_playbooks_roles(name: str) -> None:
         ({"variable": "node_maintenance_drain_timeout", "type": "integer", "choices": None, "default": 600,
           "min": 0, "max": 600}, "outside the role's 1 to 86400"),
         ({"variable": "node_maintenance_pools", "type": "multiplechoice"}, "cannot set a list option"),
+        # AWX 24.6.1 takes a multiselect's default as one string, a choice a line
+        ({"variable": "node_maintenance_pools", "type": "multiselect", "choices": ["a"], "default": ["a"]},
+         "is not an answer"),
     ],
 )  # fmt: skip
 def test_question_problems_catches_a_broken_question(change: dict[str, Any], expected: str) -> None:
@@ -233,18 +338,62 @@ def test_question_problems_passes_a_good_question() -> None:
     assert question_problems(question, role_options("validation")) == []
 
 
-def test_the_schedule_is_a_weekly_validation() -> None:
-    (schedule,) = OBJECTS["schedules"]
+SCHEDULES = {s["name"]: s for s in OBJECTS["schedules"]}
+
+
+def schedule_problems(schedule: dict[str, Any]) -> list[str]:
+    """What AWX would refuse in a schedule's answers: a variable its template's survey does not ask,
+    an answer the question does not take, or a required question left out."""
+    template = TEMPLATES[schedule["unified_job_template"]]
+    questions = {q["variable"]: q for q in template.get("survey_spec", {}).get("spec", [])}
+    answers = schedule.get("extra_data") or {}
+    problems = [f"{v}: not a question of {template['name']}'s survey" for v in answers if v not in questions]
+    problems += [p for v, a in answers.items() if v in questions and (p := answer_problem(questions[v], a))]
+    missing = [v for v, q in questions.items() if q["required"] and v not in answers]
+    return problems + [f"{v}: required, not answered" for v in missing]
+
+
+@pytest.mark.parametrize("name", sorted(SCHEDULES))
+def test_schedules_are_weekly_and_answer_their_templates_survey(name: str) -> None:
+    schedule = SCHEDULES[name]
     rule = RRULE.match(schedule["rrule"])
     assert rule, schedule["rrule"]
     start = datetime.datetime.strptime(rule[1] + rule[2], "%Y%m%d%H%M%S")
     assert ICAL_DAYS[start.weekday()] == rule[3], "DTSTART is not on the BYDAY day"
-    template = TEMPLATES[schedule["unified_job_template"]]
-    assert template["playbook"] == "playbooks/validate.yml"
-    answers = {q["variable"]: q for q in template["survey_spec"]["spec"]}
-    for variable, value in schedule.get("extra_data", {}).items():
-        assert variable in answers, f"{variable} is not a question of the template's survey"
-        assert _default_problem(answers[variable] | {"default": value}) is None, (variable, value)
+    assert schedule_problems(schedule) == []
+
+
+def test_the_schedules_validate_weekly_and_patch_in_a_window() -> None:
+    assert {n: s["unified_job_template"] for n, s in SCHEDULES.items()} == {
+        "gpurack weekly validation": "gpurack validate",
+        "gpurack weekly patch window": "gpurack patch",
+    }
+    window = SCHEDULES["gpurack weekly patch window"]
+    assert window["extra_data"]["node_maintenance_serial"] == "1"
+    assert window["extra_data"]["node_update_allow_reboot"] == "true"
+    # The window starts after the validation sweep, not with it.
+    assert window["rrule"] != SCHEDULES["gpurack weekly validation"]["rrule"]
+
+
+# The check itself must catch what AWX would refuse in a schedule's answers.
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        ({"node_maintenance_serial": 1}, "is not an answer"),  # a text answer is a string
+        ({"node_update_allow_reboot": "yes"}, "is not an answer"),
+        ({"node_maintenance_max_fail_percentage": 101}, "is not an answer"),
+        ({"node_maintenance_pools": "h100-train-a"}, "is not an answer"),  # a multiselect takes a list
+        ({"node_maintenance_pools": ["h100-train-b"]}, "is not an answer"),
+        ({"nvidia_driver_version": "580.95.05"}, "not a question of gpurack patch's survey"),
+        ({"node_maintenance_drain_timeout": None}, "required, not answered"),
+    ],
+)  # fmt: skip
+def test_schedule_problems_catches_a_bad_answer(change: dict[str, Any], expected: str) -> None:
+    schedule = copy.deepcopy(SCHEDULES["gpurack weekly patch window"])
+    schedule["extra_data"] |= change
+    schedule["extra_data"] = {k: v for k, v in schedule["extra_data"].items() if v is not None}
+    problems = schedule_problems(schedule)
+    assert any(expected in p for p in problems), problems
 
 
 def _ee_collections() -> list[str]:
