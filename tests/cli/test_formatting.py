@@ -111,3 +111,19 @@ def test_yes_no_text_and_plural() -> None:
     assert [formatting.text(None), formatting.text(""), formatting.text(0)] == ["—", "—", "0"]
     assert [formatting.plural(1, "node"), formatting.plural(2, "node")] == ["1 node", "2 nodes"]
     assert [formatting.percent(None), formatting.mib(None), formatting.duration(None)] == ["—"] * 3
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "expected"),
+    [
+        ("6.1.0-41-amd64", "6.1.0-42-amd64", "6.1.0-41-amd64 → 6.1.0-42-amd64"),
+        ("580.95.05", "580.95.05", "580.95.05"),
+        ("", "580.105.08", "— → 580.105.08"),
+        ("580.95.05", None, "580.95.05 → —"),
+        (None, None, "—"),
+    ],
+)
+def test_change_names_both_sides_only_when_they_differ(
+    before: str | None, after: str | None, expected: str
+) -> None:
+    assert formatting.change(before, after) == expected

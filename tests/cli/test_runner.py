@@ -174,6 +174,20 @@ def test_extravars_take_pairs_files_and_inline_mappings(tmp_path: Path) -> None:
     }
 
 
+def test_extravars_pairs_stay_strings_as_ansible_playbook_keeps_them() -> None:
+    # AWX and ansible-playbook pass `-e key=value` as text; the roles cast with `| bool`, `| int`.
+    merged = runner.parse_extravars(
+        ["node_update_allow_reboot=true", "node_maintenance_serial=1", "empty=", "ratio=0.5", "list=[a]"]
+    )
+    assert merged == {
+        "node_update_allow_reboot": "true",
+        "node_maintenance_serial": "1",
+        "empty": "",
+        "ratio": "0.5",
+        "list": "[a]",
+    }
+
+
 @pytest.mark.parametrize(
     ("value", "message"),
     [

@@ -97,7 +97,7 @@ def test_migration_0004_adds_and_removes_the_acceptance_tables(db_url: str) -> N
     with open_store(db_url) as store:
         _record(store, _acceptance("accept-1", (0, 1)))
         with store.database.engine.connect() as conn:
-            assert MigrationContext.configure(conn).get_current_revision() == head_revision() == "0004"
+            assert MigrationContext.configure(conn).get_current_revision() == head_revision()
         with store.database.engine.begin() as conn:
             conn.execute(text("DELETE FROM runs"))
             assert conn.execute(text("SELECT count(*) FROM acceptance_steps")).scalar() == 0

@@ -104,6 +104,12 @@ def duration(seconds: float | None) -> str:
     return f"{whole // _SECONDS_PER_HOUR} h {whole % _SECONDS_PER_HOUR // _SECONDS_PER_MINUTE} min"
 
 
+def change(before: Any, after: Any) -> str:
+    """`6.1.0-41 → 6.1.0-42`; one value when it stayed the same; — for a side not known."""
+    was, now = text(before), text(after)
+    return was if was == now else f"{was} \N{RIGHTWARDS ARROW} {now}"
+
+
 def timestamp(iso: str | None) -> str:
     """An ISO 8601 time as `2026-11-30 09:00:00 UTC` (or its own offset); — when missing."""
     if not iso:

@@ -19,6 +19,15 @@ from gpurack.hoststate import HostState
 RunKind = Literal["run", "validate", "capture", "fabric", "accept"]
 # Runs that hold no node snapshots (a report of "the latest run" skips them).
 RUNS_WITHOUT_SNAPSHOTS: tuple[RunKind, ...] = ("fabric", "accept")
+# What playbooks/patch.yml did to a node (its `gpurack_patch` fact): updated and back in
+# service, nothing to do, cordoned and kept out by gpurack, or refused by the pre-check.
+PatchOutcome = Literal["patched", "unchanged", "held", "refused"]
+PATCH_OUTCOMES: tuple[PatchOutcome, ...] = ("patched", "unchanged", "held", "refused")
+
+
+def patch_outcome(value: object) -> PatchOutcome | None:
+    """`value` if it is one of PATCH_OUTCOMES, else None."""
+    return next((outcome for outcome in PATCH_OUTCOMES if outcome == value), None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +104,33 @@ class AcceptanceView:
 
 
 @dataclass(frozen=True, slots=True)
+class PatchRecord:
+    """What one patch run did to one host: the last `gpurack_patch` fact the host set.
+
+    `outcome` None: the fact named none of PATCH_OUTCOMES. Any other field None: not
+    reported or not readable (a step that did not run has no duration; `validation` is a
+    verdict, None when the gate did not run). `maintenance_run` is the run id of the
+    gpurack.io/maintenance annotation.
+    """
+
+    host: str
+    outcome: PatchOutcome | None
+    node: str | None = None
+    reason: str | None = None
+    drain_s: float | None = None
+    update_s: float | None = None
+    reboot_s: float | None = None
+    validation_s: float | None = None
+    kernel_before: str | None = None
+    kernel_after: str | None = None
+    driver_before: str | None = None
+    driver_after: str | None = None
+    rebooted: bool | None = None
+    validation: str | None = None
+    maintenance_run: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class SnapshotRow:
     """A NodeRecord ready to store: its comparable state and its verdict (None without results)."""
 
@@ -155,7 +191,7 @@ class SnapshotView:
 @dataclass(frozen=True, slots=True)
 class RunView:
     """One stored run with the snapshot of every host it saw, by host name (and, for an accept
-    run, its acceptance record)."""
+    run, its acceptance record; for a patch run, what it did to each host, by host name)."""
 
     run_id: int
     kind: str
@@ -166,6 +202,7 @@ class RunView:
     finished: datetime | None
     nodes: tuple[SnapshotView, ...]
     acceptance: AcceptanceView | None = None  # an accept run's job, outcome and seven rows
+    patches: tuple[PatchRecord, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

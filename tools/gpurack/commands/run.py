@@ -1,4 +1,5 @@
-"""`gpurack run`: run a playbook with live progress and a recap; keep what each host showed."""
+"""`gpurack run`: run a playbook with live progress and a recap (and, for a patch run, what it did
+to each host); keep what each host showed."""
 
 from __future__ import annotations
 
@@ -49,6 +50,9 @@ def handle(args: argparse.Namespace) -> int:
     else:
         result = runner.run_playbook(request, runs_dir, render.task_event)
         render.run_recap(result)
+        patches = harvest.patch_outcomes(result.artifact_dir)
+        if patches:
+            render.patch_outcomes(patches)
     if not args.no_record:
         record_or_warn(
             lambda: harvest.record_run(

@@ -8,6 +8,7 @@ from typing import Any
 from sqlalchemy import (
     JSON,
     BigInteger,
+    Boolean,
     DateTime,
     Dialect,
     Float,
@@ -234,3 +235,33 @@ class AcceptanceStep(Base):
     result: Mapped[dict[str, Any]] = mapped_column(JsonType)
     check_id: Mapped[str] = mapped_column(String(128))
     verdict: Mapped[str] = mapped_column(String(8))
+
+
+class NodePatch(Base):
+    """What one patch run did to one node: its outcome, the steps' times, kernel and driver before
+    and after, and the validation gate's verdict (the node's last `gpurack_patch` fact)."""
+
+    __tablename__ = "node_patches"
+    __table_args__ = (
+        UniqueConstraint("run_id", "node_id", name="uq_node_patches_run_node"),
+        Index("ix_node_patches_node_run", "node_id", "run_id"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
+    node_id: Mapped[int] = mapped_column(ForeignKey("nodes.id", ondelete="CASCADE"))
+    outcome: Mapped[str | None] = mapped_column(String(16))
+    # Text, not String(n): what a host reported is stored whole on PostgreSQL too.
+    k8s_node: Mapped[str | None] = mapped_column(Text)
+    reason: Mapped[str | None] = mapped_column(Text)
+    drain_s: Mapped[float | None] = mapped_column(Float)
+    update_s: Mapped[float | None] = mapped_column(Float)
+    reboot_s: Mapped[float | None] = mapped_column(Float)
+    validation_s: Mapped[float | None] = mapped_column(Float)
+    kernel_before: Mapped[str | None] = mapped_column(Text)
+    kernel_after: Mapped[str | None] = mapped_column(Text)
+    driver_before: Mapped[str | None] = mapped_column(Text)
+    driver_after: Mapped[str | None] = mapped_column(Text)
+    rebooted: Mapped[bool | None] = mapped_column(Boolean)
+    validation: Mapped[str | None] = mapped_column(String(8))
+    maintenance_run: Mapped[str | None] = mapped_column(Text)

@@ -11,7 +11,16 @@ from sqlalchemy import and_, func, select
 from sqlalchemy.orm import Session, selectinload
 
 from gpurack.db.engine import Database
-from gpurack.db.models import AcceptanceRun, CheckResult, Gpu, Node, Run, Snapshot, SwitchLink
+from gpurack.db.models import (
+    AcceptanceRun,
+    CheckResult,
+    Gpu,
+    Node,
+    NodePatch,
+    Run,
+    Snapshot,
+    SwitchLink,
+)
 from gpurack.db.states import load_states
 from gpurack.db.writes import write_acceptance, write_links, write_run
 from gpurack.errors import UsageError
@@ -26,10 +35,12 @@ from gpurack.records import (
     LinkRecord,
     NodeHead,
     NodeSummary,
+    PatchRecord,
     RunRecord,
     RunView,
     SnapshotRow,
     SnapshotView,
+    patch_outcome,
 )
 
 
@@ -49,9 +60,11 @@ class Repository:
 
     # -- writing ---------------------------------------------------------------------------
 
-    def write_run(self, run: RunRecord, rows: Sequence[SnapshotRow]) -> int:
-        """Store one run and its snapshots in one transaction; return the run id."""
-        return self.database.transact(lambda session: write_run(session, run, rows))
+    def write_run(
+        self, run: RunRecord, rows: Sequence[SnapshotRow], patches: Sequence[PatchRecord] = ()
+    ) -> int:
+        """Store one run, its snapshots and its patch outcomes in one transaction; return the run id."""
+        return self.database.transact(lambda session: write_run(session, run, rows, patches))
 
     def write_links(self, run: RunRecord, links: Mapping[str, Sequence[LinkRecord]]) -> int:
         """Store one fabric run and where each host's NICs were seen in one transaction; return its id."""
@@ -259,6 +272,7 @@ class Repository:
                 finished=run.finished,
                 nodes=tuple(_snapshot_view(node, snap, states[snap.id]) for node, snap in rows),
                 acceptance=_run_acceptance(session, run.id) if run.kind == "accept" else None,
+                patches=_run_patches(session, run.id),
             )
 
     def export_rows(self) -> list[ExportRow]:
@@ -350,6 +364,36 @@ def _snapshot_view(node: Node, snap: Snapshot, state: HostState) -> SnapshotView
         labels=snap.labels,
         results=tuple(_result_dict(c) for c in snap.checks),
         state=state,
+    )
+
+
+def _run_patches(session: Session, run_id: int) -> tuple[PatchRecord, ...]:
+    query = (
+        select(Node.host, NodePatch)
+        .join(NodePatch, NodePatch.node_id == Node.id)
+        .where(NodePatch.run_id == run_id)
+        .order_by(Node.host)
+    )
+    return tuple(_patch_record(host, row) for host, row in session.execute(query))
+
+
+def _patch_record(host: str, row: NodePatch) -> PatchRecord:
+    return PatchRecord(
+        host=host,
+        outcome=patch_outcome(row.outcome),
+        node=row.k8s_node,
+        reason=row.reason,
+        drain_s=row.drain_s,
+        update_s=row.update_s,
+        reboot_s=row.reboot_s,
+        validation_s=row.validation_s,
+        kernel_before=row.kernel_before,
+        kernel_after=row.kernel_after,
+        driver_before=row.driver_before,
+        driver_after=row.driver_after,
+        rebooted=row.rebooted,
+        validation=row.validation,
+        maintenance_run=row.maintenance_run,
     )
 
 

@@ -3,7 +3,7 @@
 Runs and snapshots are new rows with ids of their own; only nodes are shared between runs, so
 only they are upserted. A fabric run is written the same way, with SwitchLink rows (where
 each NIC was seen cabled) instead of snapshots, and an accept run with its AcceptanceRun and
-steps.
+steps. A patch run writes, beside any snapshots, one NodePatch per host it patched.
 """
 
 from __future__ import annotations
@@ -27,20 +27,42 @@ from gpurack.db.models import (
     Gpu,
     Nic,
     Node,
+    NodePatch,
     Run,
     Snapshot,
     SwitchLink,
     utcnow,
 )
 from gpurack.hoststate import GpuState
-from gpurack.records import AcceptanceRecord, LinkRecord, NodeRecord, RunRecord, SnapshotRow
+from gpurack.records import (
+    AcceptanceRecord,
+    LinkRecord,
+    NodeRecord,
+    PatchRecord,
+    RunRecord,
+    SnapshotRow,
+)
 
 
-def write_run(session: Session, run: RunRecord, rows: Sequence[SnapshotRow]) -> int:
-    """Insert the run, upsert its nodes and insert one snapshot per row; return the run id."""
+def write_run(
+    session: Session, run: RunRecord, rows: Sequence[SnapshotRow], patches: Sequence[PatchRecord] = ()
+) -> int:
+    """Insert the run, upsert its nodes, insert one snapshot per row and one NodePatch per patch;
+    return the run id."""
     run_row, seen = _add_run(session, run)
-    node_ids = upsert_nodes(session, [r.node for r in rows], seen)
+    snapshot_hosts = {r.node.host for r in rows}
+    # One upsert row per host: PostgreSQL refuses an ON CONFLICT that touches a row twice.
+    patched = [
+        NodeRecord(host=p.host, pool=None, source=run.source, facts={})
+        for p in patches
+        if p.host not in snapshot_hosts
+    ]
+    node_ids = upsert_nodes(session, [*(r.node for r in rows), *patched], seen)
     session.flush()
+    if patches:
+        session.connection().execute(
+            insert(NodePatch), [_patch_row(run_row.id, node_ids[p.host], p) for p in patches]
+        )
     if not rows:
         return run_row.id
     snapshot_ids = list(
@@ -74,6 +96,12 @@ def write_links(session: Session, run: RunRecord, links: Mapping[str, Sequence[L
     if values:
         session.connection().execute(insert(SwitchLink), values)
     return run_row.id
+
+
+def _patch_row(run_id: int, node_id: int, patch: PatchRecord) -> dict[str, Any]:
+    values = asdict(patch)
+    del values["host"]
+    return {"run_id": run_id, "node_id": node_id, "k8s_node": values.pop("node"), **values}
 
 
 def _add_run(session: Session, run: RunRecord) -> tuple[Run, datetime]:

@@ -11,6 +11,7 @@ from gpurack.inventory.export import CSV_FIELDS
 from gpurack.inventory.homogeneity import Homogeneity, Outlier, PoolHomogeneity, Split, homogeneity
 from gpurack.inventory.store import ExportFormat, Store, check_database, open_store, snapshot_verdict
 from gpurack.records import (
+    PATCH_OUTCOMES,
     AcceptanceRecord,
     AcceptanceView,
     Comparison,
@@ -18,14 +19,18 @@ from gpurack.records import (
     LinkRecord,
     NodeRecord,
     NodeSummary,
+    PatchOutcome,
+    PatchRecord,
     RunKind,
     RunRecord,
     RunView,
     SnapshotView,
+    patch_outcome,
 )
 
 __all__ = [
     "CSV_FIELDS",
+    "PATCH_OUTCOMES",
     "AcceptanceRecord",
     "AcceptanceView",
     "Comparison",
@@ -36,6 +41,8 @@ __all__ = [
     "NodeRecord",
     "NodeSummary",
     "Outlier",
+    "PatchOutcome",
+    "PatchRecord",
     "PoolHomogeneity",
     "RunKind",
     "RunRecord",
@@ -46,5 +53,6 @@ __all__ = [
     "check_database",
     "homogeneity",
     "open_store",
+    "patch_outcome",
     "snapshot_verdict",
 ]

@@ -26,6 +26,7 @@ from gpurack.records import (
     LinkRecord,
     NodeRecord,
     NodeSummary,
+    PatchRecord,
     RunRecord,
     RunView,
     SnapshotRow,
@@ -66,23 +67,22 @@ class Store:
 
     # -- writing ---------------------------------------------------------------------------
 
-    def record(self, run: RunRecord, nodes: Sequence[NodeRecord]) -> int:
-        """Store one run and a snapshot of each node it saw; return the run id.
+    def record(self, run: RunRecord, nodes: Sequence[NodeRecord], patches: Sequence[PatchRecord] = ()) -> int:
+        """Store one run, a snapshot of each node it saw and what it did to each host it patched;
+        return the run id. A patched host not yet known becomes a node.
 
         Raises:
-            UsageError: the same host appears twice in `nodes`.
+            UsageError: the same host appears twice in `nodes`, or twice in `patches`.
         """
-        hosts = [n.host for n in nodes]
-        if len(set(hosts)) != len(hosts):
-            twice = sorted({h for h in hosts if hosts.count(h) > 1})
-            raise UsageError(f"cannot record run: host listed twice: {', '.join(twice)}")
+        _once([n.host for n in nodes], "host listed twice")
+        _once([p.host for p in patches], "host patched twice")
         rows = [
             SnapshotRow(
                 n, hoststate.state_from_facts(n.facts, n.results, n.labels), snapshot_verdict(n.results)
             )
             for n in nodes
         ]
-        return self._repo.write_run(run, rows)
+        return self._repo.write_run(run, rows, patches)
 
     def record_links(self, run: RunRecord, links: Mapping[str, Sequence[LinkRecord]]) -> int:
         """Store one fabric run: where each NIC of each host was seen cabled; return the run id.
@@ -219,6 +219,12 @@ class Store:
         """Every node with its latest snapshot, as JSON (nested) or CSV (one row per node)."""
         rows = self._repo.export_rows()
         return export_json(rows) if fmt == "json" else export_csv(rows)
+
+
+def _once(hosts: Sequence[str], problem: str) -> None:
+    if len(set(hosts)) != len(hosts):
+        twice = sorted({h for h in hosts if hosts.count(h) > 1})
+        raise UsageError(f"cannot record run: {problem}: {', '.join(twice)}")
 
 
 def _snapshot_pair(

@@ -24,7 +24,7 @@ from gpurack.render.homogeneity import outliers
 from gpurack.render.inventory import comparison, history_table, node_list, snapshot_view
 from gpurack.render.queue import queue_status
 from gpurack.render.results import results_markdown, results_table, sort_results
-from gpurack.render.run import capture_summary, run_recap, task_event
+from gpurack.render.run import capture_summary, patch_outcomes, run_recap, task_event
 from gpurack.render.verdicts import VERDICT_STYLE, verdict_text
 
 __all__ = [
@@ -42,6 +42,7 @@ __all__ = [
     "json_out",
     "node_list",
     "outliers",
+    "patch_outcomes",
     "progress",
     "queue_status",
     "results_markdown",

@@ -1,12 +1,16 @@
-"""Live playbook progress, the run recap and the capture summary."""
+"""Live playbook progress, the run recap, a patch run's outcomes and the capture summary."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich.text import Text
 
+from gpurack.formatting import MISSING, change, duration, yes_no
 from gpurack.render.console import stdout_console
-from gpurack.render.shapes import CaptureShape, RunResultShape, TaskEventShape
+from gpurack.render.shapes import CaptureShape, PatchShape, RunResultShape, TaskEventShape
 from gpurack.render.text import table
+from gpurack.render.verdicts import verdict_text
 
 EVENT_STYLE = {
     "ok": "green",
@@ -41,6 +45,39 @@ def run_recap(result: RunResultShape) -> None:
     console = stdout_console()
     console.print(out)
     console.print(f"{result.status} (exit {int(result.exit_code)}); artifacts in {result.artifact_dir}")
+
+
+OUTCOME_STYLE = {"held": "bold red", "refused": "yellow", "patched": "green", "unchanged": "dim"}
+_STEPS = ("drain", "update", "reboot", "validate")
+
+
+def patch_outcomes(patches: Sequence[PatchShape]) -> None:
+    """What a patch run did to each host: its outcome, then why, the steps' times, kernel and
+    driver before and after, and the validation verdict, one line each (narrow terminals too)."""
+    out = table("patch", "host", "outcome", "what happened")
+    for p in patches:
+        node = p.host if not p.node or p.node == p.host else f"{p.host} ({p.node})"
+        outcome = p.outcome or "unknown"
+        out.add_row(node, Text(outcome, style=OUTCOME_STYLE.get(outcome, "")), _patch_details(p))
+    stdout_console().print(out)
+
+
+def _patch_details(p: PatchShape) -> Text:
+    times = zip(_STEPS, (p.drain_s, p.update_s, p.reboot_s, p.validation_s), strict=True)
+    steps = [f"{step} {duration(s)}" for step, s in times if s is not None]
+    if p.rebooted is not None:
+        steps.append(f"rebooted {yes_no(p.rebooted)}")
+    lines = [p.reason or "", ", ".join(steps)]
+    for name, before, after in (
+        ("kernel", p.kernel_before, p.kernel_after),
+        ("driver", p.driver_before, p.driver_after),
+    ):
+        if before or after:
+            lines.append(f"{name} {change(before, after)}")
+    details = Text("\n".join(line for line in lines if line))
+    if p.validation:
+        details.append("\nvalidation " if details else "validation ").append(verdict_text(p.validation))
+    return details if details else Text(MISSING)
 
 
 def capture_summary(result: CaptureShape) -> None:

@@ -51,6 +51,7 @@ def markdown(doc: Mapping[str, Any]) -> str:
         header = ("node", "verdict", "pool", "GPUs", "driver", "fail", "warn")
         out.append(_table(header, (_node_row(n) for n in doc["nodes"])))
     out.append(_acceptance(doc.get("acceptance")))
+    out.append(_patch(doc.get("patch")))
     out.append(_homogeneity(doc.get("homogeneity") or {}))
     out.extend(_node(n) for n in doc["nodes"])
     return "".join(out)
@@ -77,6 +78,30 @@ def _acceptance(acc: Mapping[str, Any] | None) -> str:
         + escape(formatting.timestamp(acc["finished"]))
     )
     return f"## Acceptance\n\n{facts}\n\n{_table(header, rows)}\n"
+
+
+def _patch(patch: Mapping[str, Any] | None) -> str:
+    """`## Patch`: what a patch run did to each node, with the totals; nothing for other runs."""
+    if not patch:
+        return ""
+    header = (
+        "node", "outcome", "reason", "drain", "update", "reboot", "validate",
+        "kernel", "driver", "rebooted", "validation",
+    )  # fmt: skip
+    rows = (
+        [
+            escape(text.patch_node(n)),
+            escape(text.outcome_word(n["outcome"])),
+            escape(n["reason"]),
+            *(escape(formatting.duration(n[step])) for step in text.PATCH_STEPS),
+            escape(formatting.change(n["kernel_before"], n["kernel_after"])),
+            escape(formatting.change(n["driver_before"], n["driver_after"])),
+            escape(formatting.yes_no(n["rebooted"])),
+            escape(text.validation_word(n["validation"])),
+        ]
+        for n in patch["nodes"]
+    )
+    return f"## Patch\n\n{escape(text.patch_section_line(patch))}\n\n{_table(header, rows)}\n"
 
 
 def _homogeneity(found: Mapping[str, Any]) -> str:

@@ -22,12 +22,14 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import 
 
 from gpurack import __version__
 from gpurack.hoststate import GpuState
-from gpurack.inventory import AcceptanceView, RunView, SnapshotView, homogeneity
+from gpurack.inventory import AcceptanceView, PatchRecord, RunView, SnapshotView, homogeneity
 from gpurack.report.catalogue import check_info
 from gpurack.report.findings import group
 
 SCHEMA_VERSION = 2
 SCHEMA_ID = "urn:gpurack:schema:report:2"
+# A patch run's nodes, most in need of a look first: kept out, refused, not readable, then done.
+PATCH_ORDER: tuple[str | None, ...] = ("held", "refused", None, "patched", "unchanged")
 
 
 def verdict_rank(verdict: str | None) -> int:
@@ -58,6 +60,7 @@ def build(view: RunView) -> dict[str, Any]:
         "nodes": nodes,
         "homogeneity": homogeneity_entry(view.nodes),
         "acceptance": acceptance,
+        "patch": patch_entry(view.patches),
     }
 
 
@@ -81,6 +84,37 @@ def acceptance_entry(view: AcceptanceView) -> dict[str, Any]:
         "cost_per_unit": r.cost_per_unit,
         "currency": r.currency,
         "rows": [check_entry(row) for row in r.results],
+    }
+
+
+def patch_entry(patches: Sequence[PatchRecord]) -> dict[str, Any] | None:
+    """What a patch run did to each node, and the nodes per outcome; None for a run without any."""
+    if not patches:
+        return None
+    nodes = sorted(patches, key=lambda p: (PATCH_ORDER.index(p.outcome), p.host))
+    totals = {"nodes": len(nodes), **{str(o or "unknown"): 0 for o in PATCH_ORDER}}
+    for patch in nodes:
+        totals[patch.outcome or "unknown"] += 1
+    return {"totals": totals, "nodes": [_patch_node(p) for p in nodes]}
+
+
+def _patch_node(p: PatchRecord) -> dict[str, Any]:
+    return {
+        "host": p.host,
+        "node": p.node,
+        "outcome": p.outcome,
+        "reason": p.reason,
+        "drain_s": p.drain_s,
+        "update_s": p.update_s,
+        "reboot_s": p.reboot_s,
+        "validation_s": p.validation_s,
+        "kernel_before": p.kernel_before,
+        "kernel_after": p.kernel_after,
+        "driver_before": p.driver_before,
+        "driver_after": p.driver_after,
+        "rebooted": p.rebooted,
+        "validation": p.validation,
+        "maintenance_run": p.maintenance_run,
     }
 
 

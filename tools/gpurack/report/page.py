@@ -44,6 +44,11 @@ def environment() -> jinja2.Environment:
         duration=formatting.duration,
         when=formatting.timestamp,
         clamp=clamp,
+        change=formatting.change,
+        yes_no=formatting.yes_no,
+        outcome_word=text.outcome_word,
+        patch_section_line=text.patch_section_line,
+        patch_node=text.patch_node,
     )
     return env
 
@@ -66,5 +71,6 @@ def html_page(doc: Mapping[str, Any]) -> str:
         "summary_line": text.summary_line(doc),
         "verdicts": [v.value for v in VERDICT_ORDER],
         "missing": formatting.MISSING,
+        "patch_steps": text.PATCH_STEPS,
     }
     return environment().get_template(TEMPLATE).render(context)

@@ -8,6 +8,7 @@ from typing import Any
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import VERDICT_ORDER
 
 from gpurack import formatting
+from gpurack.report.model import PATCH_ORDER
 
 
 def verdict_word(verdict: str | None) -> str:
@@ -28,9 +29,12 @@ def run_line(doc: Mapping[str, Any]) -> str:
 
 
 def summary_line(doc: Mapping[str, Any]) -> str:
-    """`2 nodes: 1 fail, 1 pass` (verdicts in the order of the rule); an accept run's line."""
+    """`2 nodes: 1 fail, 1 pass` (verdicts in the order of the rule); an accept run's line; a
+    patch run's that took no snapshot."""
     if doc.get("acceptance"):
         return acceptance_line(doc["acceptance"])
+    if doc.get("patch") and not doc["nodes"]:
+        return patch_line(doc["patch"])
     counts = doc["summary"]
     parts = [f"{counts[v.value]} {v.value}" for v in VERDICT_ORDER if counts[v.value]]
     if counts["unchecked"]:
@@ -65,3 +69,39 @@ def acceptance_line(acc: Mapping[str, Any]) -> str:
             price = " ".join(filter(None, (formatting.number(acc["cost_per_unit"]), acc["currency"])))
             line += f" at {price} each"
     return line
+
+
+def patch_line(patch: Mapping[str, Any]) -> str:
+    """`3 nodes in the patch run: 1 held, 2 patched`: its nodes per outcome, in the report's order."""
+    totals = patch["totals"]
+    outcomes = (outcome or "unknown" for outcome in PATCH_ORDER)
+    parts = [f"{totals[o]} {o}" for o in outcomes if totals[o]]
+    return f"{formatting.plural(totals['nodes'], 'node')} in the patch run: {', '.join(parts)}"
+
+
+def patch_section_line(patch: Mapping[str, Any]) -> str:
+    """`patch_line`, then the maintenance runs of its nodes' annotation: `...; maintenance run awx-1234`."""
+    runs = sorted({n["maintenance_run"] for n in patch["nodes"] if n["maintenance_run"]})
+    if not runs:
+        return patch_line(patch)
+    return f"{patch_line(patch)}; maintenance {'run' if len(runs) == 1 else 'runs'} {', '.join(runs)}"
+
+
+def outcome_word(outcome: str | None) -> str:
+    """`HELD`, `PATCHED`; `UNKNOWN` when the node's fact named no outcome."""
+    return (outcome or "unknown").upper()
+
+
+# A patch run's timed steps, as report.json names their durations.
+PATCH_STEPS = ("drain_s", "update_s", "reboot_s", "validation_s")
+
+
+def patch_node(node: Mapping[str, Any]) -> str:
+    """The host, with its Kubernetes Node when that has another name: `gpu01 (lab-w1)`."""
+    name = node["node"]
+    return node["host"] if not name or name == node["host"] else f"{node['host']} ({name})"
+
+
+def validation_word(verdict: str | None) -> str:
+    """The validation gate's verdict as a word (`PASS`); — when the gate did not run."""
+    return verdict_word(verdict) if verdict else formatting.MISSING
