@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -17,13 +18,22 @@ def maintenance_problems(node: Mapping[str, Any] | None) -> list[str]:
 
 
 def patch_batches(
-    hostvars: Mapping[str, Mapping[str, Any]], hosts: Sequence[str], serial: object, pools: Sequence[str] = ()
+    hostvars: Mapping[str, Mapping[str, Any]],
+    hosts: Sequence[str],
+    serial: object,
+    pools: Sequence[str] | str | None = (),
+    limit: Sequence[str] | None = None,
 ) -> list[list[str]]:
-    """The rolling patch's batches of `hosts` (the chosen `pools`, or all), pool floors kept."""
-    chosen = [pools] if isinstance(pools, str) else list(pools or [])
+    """The rolling patch's batches of `hosts` (the chosen `pools`, or all), pool floors kept.
+
+    `pools` may be a list or one string of names separated by commas or new lines (an AWX
+    survey's text answer). `limit` (the play's hosts under --limit) patches only those, while
+    the pools' sizes still count every host in `hosts`.
+    """
+    chosen = re.split(r"[,\s]+", pools) if isinstance(pools, str) else list(pools or [])
     try:
         return maintenance.patch_order(
-            maintenance.pools_of(hostvars, hosts, [p for p in chosen if p]), serial
+            maintenance.pools_of(hostvars, hosts, [p for p in chosen if p], only=limit), serial
         )
     except maintenance.PlanError as exc:
         raise AnsibleFilterError(f"patch_batches: {exc}") from None

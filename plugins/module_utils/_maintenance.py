@@ -92,10 +92,14 @@ class Pool:
 
 
 def pools_of(
-    hostvars: Mapping[str, Mapping[str, Any]], hosts: Sequence[str], chosen: Sequence[str] = ()
+    hostvars: Mapping[str, Mapping[str, Any]],
+    hosts: Sequence[str],
+    chosen: Sequence[str] = (),
+    only: Sequence[str] | None = None,
 ) -> list[Pool]:
     """The pools of `hosts` (by `gpurack_pool.name`), each with the hosts to patch: those of the
-    `chosen` pools, or every pool when none is chosen.
+    `chosen` pools, or every pool when none is chosen, and of those only the hosts in `only`
+    when it is given. A pool's size counts all its hosts, so a limit never lowers its floor.
 
     Raises:
         PlanError: a host without a pool, a chosen pool no host has, or a bad min_available.
@@ -118,7 +122,9 @@ def pools_of(
     return [
         Pool(
             name=name,
-            hosts=tuple(sorted(members[name])) if not chosen or name in chosen else (),
+            hosts=tuple(h for h in sorted(members[name]) if only is None or h in only)
+            if not chosen or name in chosen
+            else (),
             size=len(members[name]),
             min_available=floors[name],
         )

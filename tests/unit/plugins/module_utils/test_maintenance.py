@@ -105,6 +105,18 @@ def test_only_the_chosen_pools_are_patched() -> None:
     hostvars = _hostvars({"h100": (2, 0), "h200": (2, 0)})
     assert patch_batches(hostvars, sorted(hostvars), 4, ["h200"]) == [["h200-1", "h200-2"]]
     assert patch_batches(hostvars, sorted(hostvars), 4, "h200") == [["h200-1", "h200-2"]]
+    # An AWX survey's text answer: names separated by commas or new lines.
+    assert patch_batches(hostvars, sorted(hostvars), 2, "h200,\nh100") == [
+        ["h100-1", "h200-1"], ["h100-2", "h200-2"]
+    ]  # fmt: skip
+
+
+def test_a_limit_patches_only_its_hosts_and_keeps_the_whole_pool_floor() -> None:
+    hostvars = _hostvars({"h100": (3, 2)})
+    # One of three nodes may be out: limited to two, they still go one at a time.
+    assert patch_batches(hostvars, sorted(hostvars), 2, [], ["h100-1", "h100-3"]) == [["h100-1"], ["h100-3"]]
+    # Counting only the limited host would make a 1-node pool with floor 2 and refuse the plan.
+    assert patch_batches(hostvars, sorted(hostvars), 1, [], ["h100-2"]) == [["h100-2"]]
 
 
 @pytest.mark.parametrize(
