@@ -5,10 +5,10 @@ role node_maintenance, docs/day2.md), through `gpurack run`:
   after its timeout, lab-w1 stays cordoned, tainted gpurack.io/validating and annotated with the
   budget's refusal, its pod still runs, and lab-w2 is untouched; returning lab-w1 is refused;
 - once the budget allows one, a re-run resumes lab-w1 (gpurack's own annotation), drains it; a
-  validation lifts the taint, the node returns and the Deployment's pod runs on it again;
-- a Kueue-managed Job running on an H100 node when it is drained is not lost: Kueue keeps its
-  Workload admitted, the Job's replacement pod runs on another node of the flavor or waits for
-  this one, the Job completes, and alpha's ClusterQueue holds no GPU afterwards.
+  validation lifts the taint, the node returns and the Deployment's pod runs on it again.
+
+What a drain does to a Kueue-managed Job is checked by the rolling patch's test
+(test_lab_patch_e2e.py), which drains through the same role.
 """
 
 from __future__ import annotations
@@ -19,8 +19,7 @@ from typing import Any
 import pytest
 from gpurack_lab import lab_kubernetes, rack
 from kubernetes import client, config
-from kubernetes.client.exceptions import ApiException
-from kueue_jobs import NETCHECK, admitted_workload, gpu_usage, job_workload, team_job, workload_condition
+from kueue_jobs import NETCHECK
 from lab_helpers import RESTRICTED, LabCluster, ensure_site, json_run, wait
 
 pytestmark = pytest.mark.kubernetes
@@ -42,7 +41,6 @@ def cluster(lab_cluster: LabCluster, capsys: pytest.CaptureFixture[str]) -> Iter
     try:
         yield inventory
     finally:
-        client.BatchV1Api().delete_collection_namespaced_job("alpha", propagation_policy="Background")
         for found in client.CoreV1Api().list_node().items:
             node = found.metadata.name
             if "gpurack.io/maintenance" in (found.metadata.annotations or {}):
@@ -170,45 +168,3 @@ def test_a_budget_holds_the_drain_and_the_node_returns_after_validation(
     ]
     assert not {"gpurack.io/maintenance", "gpurack.io/maintenance-failed"} & set(node.metadata.annotations)
     wait("the workload back on lab-w1", lambda: _running(NAMESPACE, "app=pinned", H200_NODE))
-
-
-def test_a_kueue_job_on_a_drained_node_is_not_lost(cluster: str, capsys: pytest.CaptureFixture[str]) -> None:
-    batch = client.BatchV1Api()
-    batch.create_namespaced_job(
-        "alpha", team_job("drained", "alpha", 1, "batch", sleep_s=45, backoff_limit=2)
-    )
-    wait("the job admitted", lambda: admitted_workload("alpha", "drained"))
-    # On a node of the H100 pool (lab-w2, or a worker the session grew with the same profile).
-    first = wait("its pod running", lambda: _running("alpha", "job-name=drained"), timeout_s=120)[0]
-    node = first.spec.node_name
-
-    code, drained = _run(capsys, cluster, node, *QUICK_DRAIN)
-    assert code == 0, drained
-    # Kueue keeps the Workload admitted (its quota reserved); the Job makes a replacement pod,
-    # which runs on another node of the flavor or waits for this one.
-    wait(
-        "a replacement pod, off the drained node",
-        lambda: [p for p in _pods("alpha", "job-name=drained") if p.metadata.name != first.metadata.name
-                 and p.spec.node_name != node],
-    )  # fmt: skip
-    evicted = workload_condition(job_workload("alpha", "drained"), "Evicted")
-    assert admitted_workload("alpha", "drained") and not (evicted and evicted["status"] == "True"), evicted
-
-    code, returned = _run(capsys, cluster, node, "-e", "node_maintenance_return=true")
-    assert code == 0, returned
-    done = wait(
-        "the job complete",
-        lambda: (j := batch.read_namespaced_job("drained", "alpha")).status.succeeded == 1 and j,
-        timeout_s=180,
-    )
-    assert done.status.failed == 1, done.status  # the evicted pod counts against its backoffLimit
-    finished = wait(
-        "Kueue to finish its workload",
-        lambda: workload_condition(job_workload("alpha", "drained"), "Finished"),
-    )
-    assert finished["status"] == "True", finished
-    wait("alpha's queue to hold no GPU", lambda: gpu_usage("alpha") in (None, ("0", "0")))
-    try:
-        batch.delete_namespaced_job("drained", "alpha", propagation_policy="Background")
-    except ApiException as exc:  # already gone is fine
-        assert exc.status == 404
