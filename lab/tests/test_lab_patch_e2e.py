@@ -1,0 +1,283 @@
+"""The rolling patch on the session's lab cluster (playbooks/patch.yml, roles node_update and
+node_maintenance, docs/day2.md), through `gpurack run patch`, with AWX-style string extra vars.
+
+The lab's workers run the host-managed stand-in driver 580.95.05 (lab/gpurack_lab/driver); the
+patch updates it to 580.105.08 with the kernel metapackages in one apt transaction, and a
+reboot restarts the worker's container. One scenario, in order:
+
+1. a Deployment whose PodDisruptionBudget allows no disruption runs on lab-w1, the first node of
+   the batches: the drain times out, lab-w1 stays cordoned with the budget's refusal and the
+   validating taint, the batch fails, and lab-w2 is untouched (not cordoned, not updated, not
+   rebooted);
+2. the budget allows one, but the validation will fail (an expectation lab-w1 cannot meet): the
+   re-run resumes lab-w1, drains, updates and reboots it, and it stays cordoned and tainted;
+3. a Kueue-managed Job runs on an H100 node; a plain re-run resumes lab-w1 (no update left, no
+   reboot), validates and returns it, then drains, updates, reboots, validates and returns the
+   Job's node. The workload comes back to lab-w1, the new driver shows in the inventory, the Job
+   completes and alpha's queue holds no GPU afterwards;
+4. a second run with nothing to do changes nothing and reboots nothing.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from gpurack.harvest import job_events
+from gpurack_lab import lab_kubernetes, rack
+from kubernetes import client, config
+from kubernetes.client.exceptions import ApiException
+from kueue_jobs import NETCHECK, admitted_workload, gpu_usage, job_workload, team_job, workload_condition
+from lab_helpers import RESTRICTED, LabCluster, ensure_site, json_run, ssh, wait
+
+pytestmark = pytest.mark.kubernetes
+
+NAMESPACE = "patch-e2e"
+APP = {"app": "pinned"}
+FIRST = "lab-w1"  # pool lab-h200x1: first of the batches (pools by name)
+OLD, NEW = "580.95.05", "580.105.08"
+# As AWX passes survey answers: strings.
+PATCH = [
+    "-e", f"nvidia_driver_version={NEW}", "-e", "node_update_allow_reboot=true",
+    "-e", "node_maintenance_serial=1", "-e", "node_maintenance_max_fail_percentage=0",
+    "-e", "node_maintenance_drain_timeout=20", "-e", "node_maintenance_drain_retry_delay=5",
+]  # fmt: skip
+UNMEETABLE = '{"gpurack_expect": {"gpu": {"count": 2}}}'
+
+
+@pytest.fixture
+def cluster(lab_cluster: LabCluster, capsys: pytest.CaptureFixture[str]) -> Iterator[str]:
+    """The session cluster with site applied; its inventory folder. Afterwards every worker the
+    test left out of service is validated and returned (the drivers stay at the new version)."""
+    ensure_site(capsys)
+    config.load_kube_config(config_file=str(lab_kubernetes.kubeconfig()))
+    inventory = str(rack.hosts_file().parent)
+    core = client.CoreV1Api()
+    core.create_namespace({"metadata": {"name": NAMESPACE}})
+    try:
+        yield inventory
+    finally:
+        core.delete_namespace(NAMESPACE)
+        client.BatchV1Api().delete_collection_namespaced_job("alpha", propagation_policy="Background")
+        for found in core.list_node().items:
+            node = found.metadata.name
+            if "gpurack.io/maintenance" in (found.metadata.annotations or {}):
+                json_run(["run", "validate", "-i", inventory, "--limit", node], capsys)
+                json_run(
+                    [
+                        "run",
+                        "maintenance",
+                        "-i",
+                        inventory,
+                        "--limit",
+                        node,
+                        "-e",
+                        "node_maintenance_return=true",
+                    ],
+                    capsys,
+                )
+
+
+def _patch(
+    capsys: pytest.CaptureFixture[str], inventory: str, nodes: str, *extra: str
+) -> tuple[int, dict[str, Any]]:
+    return json_run(["run", "patch", "-i", inventory, "--limit", nodes, *PATCH, *extra], capsys)
+
+
+def _outcomes(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Each host's last gpurack_patch fact in the run's events."""
+    found: dict[str, dict[str, Any]] = {}
+    for event in job_events(Path(result["artifact_dir"])):
+        data = event.get("event_data") or {}
+        fact = ((data.get("res") or {}).get("ansible_facts") or {}).get("gpurack_patch")
+        if event.get("event") == "runner_on_ok" and fact:
+            found[data["host"]] = fact
+    return found
+
+
+def _node(name: str) -> Any:
+    return client.CoreV1Api().read_node(name)
+
+
+def _taints(name: str) -> list[str]:
+    return [t.key for t in _node(name).spec.taints or []]
+
+
+def _restarts(name: str) -> int:
+    done = subprocess.run(
+        ["docker", "inspect", "--format", "{{.RestartCount}}", name],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return int(done.stdout)
+
+
+def _loaded_driver(name: str) -> str:
+    return ssh(name, "cat /run/gpurack-lab/nvidia/version").stdout.strip()
+
+
+def _budget(**spec: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": "pinned"},
+        "spec": {"selector": {"matchLabels": APP}, **spec},
+    }
+
+
+def _deployment() -> dict[str, Any]:
+    """One pod pinned to lab-w1, tolerating its pool's taint (and nothing that cordons it)."""
+    container = {
+        "name": "main",
+        "image": NETCHECK,
+        "imagePullPolicy": "IfNotPresent",
+        "args": ["sleep", "3600"],
+        "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}},
+        "securityContext": RESTRICTED,
+    }
+    template = {
+        "metadata": {"labels": APP},
+        "spec": {
+            "nodeSelector": {"kubernetes.io/hostname": FIRST},
+            "tolerations": [{"key": "gpurack.io/pool", "operator": "Exists", "effect": "NoSchedule"}],
+            "terminationGracePeriodSeconds": 0,
+            "containers": [container],
+        },
+    }
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "pinned"},
+        "spec": {"replicas": 1, "selector": {"matchLabels": APP}, "template": template},
+    }
+
+
+def _running(namespace: str, selector: str, node: str | None = None) -> list[Any]:
+    pods = client.CoreV1Api().list_namespaced_pod(namespace, label_selector=selector).items
+    return [
+        p
+        for p in pods
+        if not p.metadata.deletion_timestamp
+        and p.status.phase == "Running"
+        and node in (None, p.spec.node_name)
+    ]
+
+
+def test_the_rolling_patch_holds_resumes_validates_and_keeps_kueue_jobs(
+    cluster: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    client.AppsV1Api().create_namespaced_deployment(NAMESPACE, _deployment())
+    client.PolicyV1Api().create_namespaced_pod_disruption_budget(NAMESPACE, _budget(minAvailable=1))
+    wait("the pinned pod running on lab-w1", lambda: _running(NAMESPACE, "app=pinned", FIRST))
+    assert {_loaded_driver(n) for n in (FIRST, "lab-w2")} == {OLD}
+    _a_budget_holds_the_first_batch(capsys, cluster)
+    _a_failed_validation_keeps_the_node_out(capsys, cluster)
+    job_node = _the_patch_returns_nodes_and_keeps_a_kueue_job(capsys, cluster)
+    _nothing_to_do_changes_nothing(capsys, cluster, f"{FIRST},{job_node}")
+
+
+def _a_budget_holds_the_first_batch(capsys: pytest.CaptureFixture[str], cluster: str) -> None:
+    """1. The budget holds lab-w1's drain: the batch fails, lab-w2 is never started."""
+    other = "lab-w2"
+    before = {n: _restarts(n) for n in (FIRST, other)}
+    code, held = _patch(capsys, cluster, f"{FIRST},{other}")
+    assert code == 1 and held["failed"] == [FIRST], held
+    outcome = _outcomes(held)
+    assert set(outcome) == {FIRST} and outcome[FIRST]["outcome"] == "held", outcome
+    assert "disruption budget" in outcome[FIRST]["reason"], outcome
+    node = _node(FIRST)
+    assert node.spec.unschedulable and "gpurack.io/validating" in _taints(FIRST)
+    assert "disruption budget" in node.metadata.annotations["gpurack.io/maintenance-failed"]
+    assert _loaded_driver(FIRST) == OLD and _restarts(FIRST) == before[FIRST]
+    untouched = _node(other)
+    assert not untouched.spec.unschedulable
+    assert "gpurack.io/maintenance" not in (untouched.metadata.annotations or {})
+    assert _loaded_driver(other) == OLD and _restarts(other) == before[other]
+
+
+def _a_failed_validation_keeps_the_node_out(capsys: pytest.CaptureFixture[str], cluster: str) -> None:
+    """2. The budget allows one; lab-w1 is resumed, updated and rebooted, and fails validation."""
+    policy = client.PolicyV1Api()
+    policy.delete_namespaced_pod_disruption_budget("pinned", NAMESPACE)
+    policy.create_namespaced_pod_disruption_budget(NAMESPACE, _budget(maxUnavailable=1))
+    restarts = _restarts(FIRST)
+    code, failed = _patch(capsys, cluster, FIRST, "-e", UNMEETABLE)
+    assert code == 1, failed
+    outcome = _outcomes(failed)[FIRST]
+    assert outcome["outcome"] == "held" and outcome["rebooted"] and outcome["driver_after"] == NEW, outcome
+    assert outcome["validation"] == "fail" and "gpu" in outcome["reason"].lower(), outcome
+    assert _restarts(FIRST) == restarts + 1 and _loaded_driver(FIRST) == NEW
+    assert _node(FIRST).spec.unschedulable and "gpurack.io/validating" in _taints(FIRST)
+
+
+def _the_patch_returns_nodes_and_keeps_a_kueue_job(capsys: pytest.CaptureFixture[str], cluster: str) -> str:
+    """3. A Kueue job on an H100 node; the plain re-run returns lab-w1 and patches the job's node."""
+    batch = client.BatchV1Api()
+    batch.create_namespaced_job(
+        "alpha", team_job("patched", "alpha", 1, "batch", sleep_s=90, backoff_limit=2)
+    )
+    wait("the job admitted", lambda: admitted_workload("alpha", "patched"))
+    job_node = wait("its pod running", lambda: _running("alpha", "job-name=patched"), timeout_s=120)[
+        0
+    ].spec.node_name
+    restarts = {n: _restarts(n) for n in (FIRST, job_node)}
+    code, patched = _patch(capsys, cluster, f"{FIRST},{job_node}")
+    assert code == 0, patched
+    outcomes = _outcomes(patched)
+    assert outcomes[FIRST]["outcome"] == "patched" and not outcomes[FIRST]["rebooted"], outcomes
+    assert outcomes[FIRST]["validation"] in ("pass", "warn"), outcomes
+    done = outcomes[job_node]
+    assert done["outcome"] == "patched" and done["rebooted"], outcomes
+    assert (done["driver_before"], done["driver_after"]) == (OLD, NEW), done
+    steps = ("drain_s", "update_s", "reboot_s", "validation_s")
+    assert all(float(done[s]) > 0 for s in steps), done
+    print(f"\npatch of {job_node}: " + ", ".join(f"{s} {done[s]}" for s in steps))
+    for name in (FIRST, job_node):
+        node = _node(name)
+        assert not node.spec.unschedulable and "gpurack.io/validating" not in _taints(name), name
+        assert not {"gpurack.io/maintenance", "gpurack.io/maintenance-failed"} & set(
+            node.metadata.annotations
+        )
+        code, shown = json_run(["inventory", "show", name], capsys)
+        assert code == 0 and shown["facts"]["gpurack_gpu"]["driver_version"] == NEW, shown
+    assert {n: _restarts(n) for n in (FIRST, job_node)} == {
+        FIRST: restarts[FIRST],
+        job_node: restarts[job_node] + 1,
+    }
+    wait("the workload back on lab-w1", lambda: _running(NAMESPACE, "app=pinned", FIRST))
+    held_packages = ssh(job_node, "apt-mark showhold").stdout.split()
+    assert {"nvidia-kernel-open-dkms", "nvidia-driver-cuda"} <= set(held_packages), held_packages
+
+    # Kueue kept the Job's Workload admitted through the drain; the Job completes.
+    evicted = workload_condition(job_workload("alpha", "patched"), "Evicted")
+    assert not (evicted and evicted["status"] == "True"), evicted
+    finished = wait(
+        "the job complete",
+        lambda: (j := batch.read_namespaced_job("patched", "alpha")).status.succeeded == 1 and j,
+        timeout_s=240,
+    )
+    assert finished.status.failed == 1, finished.status  # the evicted pod counts against its backoffLimit
+    wait(
+        "Kueue to finish the workload",
+        lambda: workload_condition(job_workload("alpha", "patched"), "Finished"),
+    )
+    wait("alpha's queue to hold no GPU", lambda: gpu_usage("alpha") in (None, ("0", "0")))
+    try:
+        batch.delete_namespaced_job("patched", "alpha", propagation_policy="Background")
+    except ApiException as exc:  # already gone is fine
+        assert exc.status == 404
+    return job_node
+
+
+def _nothing_to_do_changes_nothing(capsys: pytest.CaptureFixture[str], cluster: str, nodes: str) -> None:
+    """4. A second run with nothing to do: nothing changes, nothing reboots."""
+    restarts = {n: _restarts(n) for n in nodes.split(",")}
+    code, again = _patch(capsys, cluster, nodes)
+    assert code == 0, again
+    assert [h["host"] for h in again["hosts"] if h["changed"]] == [], again
+    assert {o["outcome"] for o in _outcomes(again).values()} == {"unchanged"}, _outcomes(again)
+    assert {n: _restarts(n) for n in restarts} == restarts
