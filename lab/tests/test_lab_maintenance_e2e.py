@@ -16,16 +16,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import pinned_workload
 import pytest
 from gpurack_lab import lab_kubernetes, rack
 from kubernetes import client, config
-from kueue_jobs import NETCHECK
-from lab_helpers import RESTRICTED, LabCluster, ensure_site, json_run, wait
+from lab_helpers import LabCluster, ensure_site, json_run, wait
 
 pytestmark = pytest.mark.kubernetes
 
 NAMESPACE = "maintenance-e2e"
-APP = {"app": "pinned"}
 H200_NODE, H100_NODE = "lab-w1", "lab-w2"
 QUICK_DRAIN = ["-e", "node_maintenance_drain_timeout=20", "-e", "node_maintenance_drain_retry_delay=5"]
 
@@ -65,106 +64,58 @@ def _run(
     return json_run(["run", "maintenance", "-i", inventory, "--limit", node, *extra], capsys)
 
 
-def _node(name: str) -> Any:
-    return client.CoreV1Api().read_node(name)
-
-
-def _budget(**spec: int) -> dict[str, Any]:
-    return {
-        "apiVersion": "policy/v1",
-        "kind": "PodDisruptionBudget",
-        "metadata": {"name": "pinned"},
-        "spec": {"selector": {"matchLabels": APP}, **spec},
-    }
-
-
-def _deployment() -> dict[str, Any]:
-    """One pod pinned to lab-w1, tolerating its pool's taint (and nothing that cordons it)."""
-    container = {
-        "name": "main",
-        "image": NETCHECK,
-        "imagePullPolicy": "IfNotPresent",
-        "args": ["sleep", "3600"],
-        "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}},
-        "securityContext": RESTRICTED,
-    }
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": "pinned"},
-        "spec": {
-            "replicas": 1,
-            "selector": {"matchLabels": APP},
-            "template": {
-                "metadata": {"labels": APP},
-                "spec": {
-                    "nodeSelector": {"kubernetes.io/hostname": H200_NODE},
-                    "tolerations": [{"key": "gpurack.io/pool", "operator": "Exists", "effect": "NoSchedule"}],
-                    "terminationGracePeriodSeconds": 0,
-                    "containers": [container],
-                },
-            },
-        },
-    }
-
-
-def _pods(namespace: str, selector: str) -> list[Any]:
-    """The selected pods that are not being deleted."""
-    pods = client.CoreV1Api().list_namespaced_pod(namespace, label_selector=selector).items
-    return [p for p in pods if not p.metadata.deletion_timestamp]
-
-
-def _running(namespace: str, selector: str, node: str | None = None) -> list[Any]:
-    return [
-        p
-        for p in _pods(namespace, selector)
-        if p.status.phase == "Running" and node in (None, p.spec.node_name)
-    ]
-
-
-def _pending(namespace: str, selector: str) -> list[Any]:
-    return [p for p in _pods(namespace, selector) if p.status.phase == "Pending"]
-
-
 def test_a_budget_holds_the_drain_and_the_node_returns_after_validation(
     cluster: str, namespace: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    client.AppsV1Api().create_namespaced_deployment(NAMESPACE, _deployment())
-    client.PolicyV1Api().create_namespaced_pod_disruption_budget(NAMESPACE, _budget(minAvailable=1))
-    first = wait("the pinned pod running on lab-w1", lambda: _running(NAMESPACE, "app=pinned", H200_NODE))[0]
+    client.AppsV1Api().create_namespaced_deployment(NAMESPACE, pinned_workload.deployment(H200_NODE))
+    client.PolicyV1Api().create_namespaced_pod_disruption_budget(
+        NAMESPACE, pinned_workload.budget(minAvailable=1)
+    )
+    first = wait(
+        "the pinned pod running on lab-w1",
+        lambda: pinned_workload.running(NAMESPACE, pinned_workload.SELECTOR, H200_NODE),
+    )[0]
 
     code, held = _run(capsys, cluster, H200_NODE, *QUICK_DRAIN)
     assert code == 1 and held["failed"] == [H200_NODE], held
-    node = _node(H200_NODE)
+    node = pinned_workload.node(H200_NODE)
     annotations = node.metadata.annotations
     assert node.spec.unschedulable
     assert annotations["gpurack.io/maintenance"].startswith("by=gpurack reason=patch"), annotations
     assert "disruption budget" in annotations["gpurack.io/maintenance-failed"], annotations
     assert "gpurack.io/validating" in [t.key for t in node.spec.taints]
-    assert [p.metadata.name for p in _running(NAMESPACE, "app=pinned", H200_NODE)] == [first.metadata.name]
-    untouched = _node(H100_NODE)
+    assert [
+        p.metadata.name for p in pinned_workload.running(NAMESPACE, pinned_workload.SELECTOR, H200_NODE)
+    ] == [first.metadata.name]
+    untouched = pinned_workload.node(H100_NODE)
     assert not untouched.spec.unschedulable and "gpurack.io/maintenance" not in (
         untouched.metadata.annotations or {}
     )
 
     code, refused = _run(capsys, cluster, H200_NODE, "-e", "node_maintenance_return=true")
-    assert code == 1 and _node(H200_NODE).spec.unschedulable, refused
+    assert code == 1 and pinned_workload.node(H200_NODE).spec.unschedulable, refused
 
     # The budget now allows one pod out: the re-run resumes the node gpurack took out, and drains it.
     policy = client.PolicyV1Api()
     policy.delete_namespaced_pod_disruption_budget("pinned", NAMESPACE)
-    policy.create_namespaced_pod_disruption_budget(NAMESPACE, _budget(maxUnavailable=1))
+    policy.create_namespaced_pod_disruption_budget(NAMESPACE, pinned_workload.budget(maxUnavailable=1))
     code, drained = _run(capsys, cluster, H200_NODE, *QUICK_DRAIN)
     assert code == 0, drained
-    wait("the pinned pod evicted, its replacement waiting", lambda: _pending(NAMESPACE, "app=pinned"))
+    wait(
+        "the pinned pod evicted, its replacement waiting",
+        lambda: pinned_workload.pending(NAMESPACE, pinned_workload.SELECTOR),
+    )
 
     code, validated = json_run(["run", "validate", "-i", cluster, "--limit", H200_NODE], capsys)
     assert code == 0, validated
     code, returned = _run(capsys, cluster, H200_NODE, "-e", "node_maintenance_return=true")
     assert code == 0, returned
-    node = _node(H200_NODE)
+    node = pinned_workload.node(H200_NODE)
     assert not node.spec.unschedulable and "gpurack.io/validating" not in [
         t.key for t in node.spec.taints or []
     ]
     assert not {"gpurack.io/maintenance", "gpurack.io/maintenance-failed"} & set(node.metadata.annotations)
-    wait("the workload back on lab-w1", lambda: _running(NAMESPACE, "app=pinned", H200_NODE))
+    wait(
+        "the workload back on lab-w1",
+        lambda: pinned_workload.running(NAMESPACE, pinned_workload.SELECTOR, H200_NODE),
+    )

@@ -25,18 +25,18 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pinned_workload
 import pytest
 from gpurack.harvest import job_events
 from gpurack_lab import lab_kubernetes, rack
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
-from kueue_jobs import NETCHECK, admitted_workload, gpu_usage, job_workload, team_job, workload_condition
-from lab_helpers import RESTRICTED, LabCluster, ensure_site, json_run, ssh, wait
+from kueue_jobs import admitted_workload, gpu_usage, job_workload, team_job, workload_condition
+from lab_helpers import LabCluster, ensure_site, json_run, ssh, wait
 
 pytestmark = pytest.mark.kubernetes
 
 NAMESPACE = "patch-e2e"
-APP = {"app": "pinned"}
 FIRST = "lab-w1"  # pool lab-h200x1: first of the batches (pools by name)
 OLD, NEW = "580.95.05", "580.105.08"
 # As AWX passes survey answers: strings.
@@ -98,12 +98,8 @@ def _outcomes(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return found
 
 
-def _node(name: str) -> Any:
-    return client.CoreV1Api().read_node(name)
-
-
 def _taints(name: str) -> list[str]:
-    return [t.key for t in _node(name).spec.taints or []]
+    return [t.key for t in pinned_workload.node(name).spec.taints or []]
 
 
 def _restarts(name: str) -> int:
@@ -120,59 +116,17 @@ def _loaded_driver(name: str) -> str:
     return ssh(name, "cat /run/gpurack-lab/nvidia/version").stdout.strip()
 
 
-def _budget(**spec: int) -> dict[str, Any]:
-    return {
-        "apiVersion": "policy/v1",
-        "kind": "PodDisruptionBudget",
-        "metadata": {"name": "pinned"},
-        "spec": {"selector": {"matchLabels": APP}, **spec},
-    }
-
-
-def _deployment() -> dict[str, Any]:
-    """One pod pinned to lab-w1, tolerating its pool's taint (and nothing that cordons it)."""
-    container = {
-        "name": "main",
-        "image": NETCHECK,
-        "imagePullPolicy": "IfNotPresent",
-        "args": ["sleep", "3600"],
-        "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}},
-        "securityContext": RESTRICTED,
-    }
-    template = {
-        "metadata": {"labels": APP},
-        "spec": {
-            "nodeSelector": {"kubernetes.io/hostname": FIRST},
-            "tolerations": [{"key": "gpurack.io/pool", "operator": "Exists", "effect": "NoSchedule"}],
-            "terminationGracePeriodSeconds": 0,
-            "containers": [container],
-        },
-    }
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": "pinned"},
-        "spec": {"replicas": 1, "selector": {"matchLabels": APP}, "template": template},
-    }
-
-
-def _running(namespace: str, selector: str, node: str | None = None) -> list[Any]:
-    pods = client.CoreV1Api().list_namespaced_pod(namespace, label_selector=selector).items
-    return [
-        p
-        for p in pods
-        if not p.metadata.deletion_timestamp
-        and p.status.phase == "Running"
-        and node in (None, p.spec.node_name)
-    ]
-
-
 def test_the_rolling_patch_holds_resumes_validates_and_keeps_kueue_jobs(
     cluster: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    client.AppsV1Api().create_namespaced_deployment(NAMESPACE, _deployment())
-    client.PolicyV1Api().create_namespaced_pod_disruption_budget(NAMESPACE, _budget(minAvailable=1))
-    wait("the pinned pod running on lab-w1", lambda: _running(NAMESPACE, "app=pinned", FIRST))
+    client.AppsV1Api().create_namespaced_deployment(NAMESPACE, pinned_workload.deployment(FIRST))
+    client.PolicyV1Api().create_namespaced_pod_disruption_budget(
+        NAMESPACE, pinned_workload.budget(minAvailable=1)
+    )
+    wait(
+        "the pinned pod running on lab-w1",
+        lambda: pinned_workload.running(NAMESPACE, pinned_workload.SELECTOR, FIRST),
+    )
     assert {_loaded_driver(n) for n in (FIRST, "lab-w2")} == {OLD}
     _a_budget_holds_the_first_batch(capsys, cluster)
     _a_failed_validation_keeps_the_node_out(capsys, cluster)
@@ -189,11 +143,11 @@ def _a_budget_holds_the_first_batch(capsys: pytest.CaptureFixture[str], cluster:
     outcome = _outcomes(held)
     assert set(outcome) == {FIRST} and outcome[FIRST]["outcome"] == "held", outcome
     assert "disruption budget" in outcome[FIRST]["reason"], outcome
-    node = _node(FIRST)
+    node = pinned_workload.node(FIRST)
     assert node.spec.unschedulable and "gpurack.io/validating" in _taints(FIRST)
     assert "disruption budget" in node.metadata.annotations["gpurack.io/maintenance-failed"]
     assert _loaded_driver(FIRST) == OLD and _restarts(FIRST) == before[FIRST]
-    untouched = _node(other)
+    untouched = pinned_workload.node(other)
     assert not untouched.spec.unschedulable
     assert "gpurack.io/maintenance" not in (untouched.metadata.annotations or {})
     assert _loaded_driver(other) == OLD and _restarts(other) == before[other]
@@ -203,7 +157,7 @@ def _a_failed_validation_keeps_the_node_out(capsys: pytest.CaptureFixture[str], 
     """2. The budget allows one; lab-w1 is resumed, updated and rebooted, and fails validation."""
     policy = client.PolicyV1Api()
     policy.delete_namespaced_pod_disruption_budget("pinned", NAMESPACE)
-    policy.create_namespaced_pod_disruption_budget(NAMESPACE, _budget(maxUnavailable=1))
+    policy.create_namespaced_pod_disruption_budget(NAMESPACE, pinned_workload.budget(maxUnavailable=1))
     restarts = _restarts(FIRST)
     code, failed = _patch(capsys, cluster, FIRST, "-e", UNMEETABLE)
     assert code == 1, failed
@@ -211,7 +165,7 @@ def _a_failed_validation_keeps_the_node_out(capsys: pytest.CaptureFixture[str], 
     assert outcome["outcome"] == "held" and outcome["rebooted"] and outcome["driver_after"] == NEW, outcome
     assert outcome["validation"] == "fail" and "gpu" in outcome["reason"].lower(), outcome
     assert _restarts(FIRST) == restarts + 1 and _loaded_driver(FIRST) == NEW
-    assert _node(FIRST).spec.unschedulable and "gpurack.io/validating" in _taints(FIRST)
+    assert pinned_workload.node(FIRST).spec.unschedulable and "gpurack.io/validating" in _taints(FIRST)
 
 
 def _the_patch_returns_nodes_and_keeps_a_kueue_job(capsys: pytest.CaptureFixture[str], cluster: str) -> str:
@@ -223,16 +177,19 @@ def _the_patch_returns_nodes_and_keeps_a_kueue_job(capsys: pytest.CaptureFixture
     outcome = _outcomes(returned)[FIRST]
     assert outcome["outcome"] == "patched" and not outcome["rebooted"], outcome
     assert outcome["validation"] in ("pass", "warn") and _restarts(FIRST) == restarts, outcome
-    wait("the workload back on lab-w1", lambda: _running(NAMESPACE, "app=pinned", FIRST))
+    wait(
+        "the workload back on lab-w1",
+        lambda: pinned_workload.running(NAMESPACE, pinned_workload.SELECTOR, FIRST),
+    )
 
     batch = client.BatchV1Api()
     batch.create_namespaced_job(
         "alpha", team_job("patched", "alpha", 1, "batch", sleep_s=45, backoff_limit=2)
     )
     wait("the job admitted", lambda: admitted_workload("alpha", "patched"))
-    job_node = wait("its pod running", lambda: _running("alpha", "job-name=patched"), timeout_s=120)[
-        0
-    ].spec.node_name
+    job_node = wait(
+        "its pod running", lambda: pinned_workload.running("alpha", "job-name=patched"), timeout_s=120
+    )[0].spec.node_name
     restarts = _restarts(job_node)
     code, patched = _patch(capsys, cluster, job_node)
     assert code == 0, patched
@@ -242,7 +199,7 @@ def _the_patch_returns_nodes_and_keeps_a_kueue_job(capsys: pytest.CaptureFixture
     assert all(float(done[s]) > 0 for s in ("drain_s", "update_s", "reboot_s", "validation_s")), done
     assert _restarts(job_node) == restarts + 1
     for name in (FIRST, job_node):
-        node = _node(name)
+        node = pinned_workload.node(name)
         assert not node.spec.unschedulable and "gpurack.io/validating" not in _taints(name), name
         assert not {"gpurack.io/maintenance", "gpurack.io/maintenance-failed"} & set(
             node.metadata.annotations
