@@ -138,7 +138,7 @@ def test_patch_facts_are_not_hardware_facts(tmp_path: Path) -> None:
             # patch.yml's batch sizes, delegated to localhost: the event names the node it ran for.
             _ok(
                 "gpu03",
-                {"ansible_facts": {"gpurack_patch_batch_sizes": [1, 1]}, "_ansible_delegated_vars": {}},
+                {"ansible_facts": {"patch_batch_sizes": [1, 1]}, "_ansible_delegated_vars": {}},
             ),
         ],
     )

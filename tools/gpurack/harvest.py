@@ -5,8 +5,7 @@ and the node_labels role's `k8s_node_metadata` module returns the Kubernetes `no
 all travel in ansible-runner's job events, so the driver records what each host showed
 without a second connection to it. playbooks/patch.yml sets `gpurack_patch` on each host it
 worked on (docs/inventory-db.md has its keys): an outcome, not hardware, so it is kept apart
-from the facts (as are its `gpurack_patch_*` facts) and recorded as the run's patch outcome
-of that host.
+from the facts and recorded as the run's patch outcome of that host.
 """
 
 from __future__ import annotations
@@ -29,9 +28,6 @@ from gpurack.inventory import NodeRecord, PatchRecord, RunRecord, open_store, pa
 FACT_PREFIX = "gpurack_"
 REPORT_FACT = "preflight_report"
 PATCH_FACT = "gpurack_patch"
-# patch.yml's own facts (its batch sizes, set on localhost through a delegated task whose event
-# names a node): neither hardware nor an outcome.
-PATCH_BOOKKEEPING = "gpurack_patch_"
 # The module whose `node` return value names the host's Kubernetes Node (roles/node_labels).
 NODE_METADATA_ACTIONS = frozenset({"gpurack.bootstrap.k8s_node_metadata", "k8s_node_metadata"})
 
@@ -104,8 +100,6 @@ def _keep_facts(seen: _Seen, host: str, returned: Mapping[str, Any]) -> None:
         if key == PATCH_FACT:
             # The play may set it more than once on a host (a retry, its `always:`): the last counts.
             seen.patches[host] = value
-        elif key.startswith(PATCH_BOOKKEEPING):
-            continue
         elif key.startswith(FACT_PREFIX):
             seen.facts.setdefault(host, {})[key] = value
         elif key == REPORT_FACT and isinstance(value, Mapping):
