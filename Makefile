@@ -16,7 +16,7 @@ LAB_PROFILES ?= --profile hgx-h100x8-ib --profile h200x1
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: help setup run lab-down validate-local lab-k8s lab-k8s-verify lab-images lab-k8s-test lab-e2e test lint unit fuzz install-check molecule molecule-default molecule-raid0 bench-molecule bench-lab bench-lab-k8s bench-inventory bench-fabric clean
+.PHONY: help setup run lab-down validate-local lab-k8s lab-k8s-verify lab-images lab-k8s-test lab-e2e test lint unit fuzz install-check molecule molecule-default molecule-raid0 bench-molecule bench-lab bench-lab-k8s bench-patch bench-inventory bench-fabric clean
 
 help: ## List targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -115,6 +115,9 @@ bench-lab: setup ## Print lab up (cold/warm) and preflight wall times for 2 and 
 
 bench-lab-k8s: lab-k8s ## Print lab up --kubernetes and site (first run, re-run) wall times for 2 and 4 workers
 	$(BIN)/python lab/benchmarks/bench_lab_kubernetes.py
+
+bench-patch: lab-k8s ## Print each node's drain, update, reboot and validation seconds of the rolling patch (2 lab workers, serial 1, 3 runs)
+	$(BIN)/python lab/benchmarks/bench_patch.py
 
 bench-inventory: setup ## Record 1,000 synthetic nodes and diff them all, printing the figures
 	$(BIN)/python benchmarks/bench_inventory.py
