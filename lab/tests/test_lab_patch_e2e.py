@@ -98,6 +98,18 @@ def _outcomes(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return found
 
 
+def _task_results(result: dict[str, Any], host: str, task: str) -> list[str]:
+    """How each run of `task` on `host` ended in the run's events (ok, failed, skipped)."""
+    ends = {"runner_on_ok": "ok", "runner_on_failed": "failed", "runner_on_skipped": "skipped"}
+    return [
+        ends[event["event"]]
+        for event in job_events(Path(result["artifact_dir"]))
+        if event.get("event") in ends
+        and (event.get("event_data") or {}).get("host") == host
+        and (event.get("event_data") or {}).get("task") == task
+    ]
+
+
 def _taints(name: str) -> list[str]:
     return [t.key for t in pinned_workload.node(name).spec.taints or []]
 
@@ -191,8 +203,13 @@ def _the_patch_returns_nodes_and_keeps_a_kueue_job(capsys: pytest.CaptureFixture
         "its pod running", lambda: pinned_workload.running("alpha", "job-name=patched"), timeout_s=120
     )[0].spec.node_name
     restarts = _restarts(job_node)
-    code, patched = _patch(capsys, cluster, job_node)
+    # The GPU half of the gate runs on the node (the lab's replayed nvidia-smi stands in for the
+    # standard tier, which needs real GPUs).
+    code, patched = _patch(
+        capsys, cluster, job_node, "-e", "node_update_gpu_validation_command=nvidia-smi -q"
+    )
     assert code == 0, patched
+    assert _task_results(patched, job_node, "Run the GPU validation on the node") == ["ok"], patched
     done = _outcomes(patched)[job_node]
     assert done["outcome"] == "patched" and done["rebooted"], done
     assert (done["driver_before"], done["driver_after"]) == (OLD, NEW), done
