@@ -1,14 +1,11 @@
-"""Taking nodes out of service and back on the session's lab cluster (playbooks/maintenance.yml,
-role node_maintenance, docs/day2.md), through `gpurack run`:
+"""Taking a node out of service and back on the session's lab cluster (playbooks/maintenance.yml,
+role node_maintenance, docs/day2.md), through `gpurack run`: lab-w2 is checked, cordoned with
+gpurack's annotation (who, why), drained (its pinned pod evicted, the replacement waiting), and
+returned (uncordoned, the annotations gone, the pod back), while lab-w1 is untouched.
 
-- a Deployment whose PodDisruptionBudget allows no disruption runs on lab-w1: the drain gives up
-  after its timeout, lab-w1 stays cordoned, tainted gpurack.io/validating and annotated with the
-  budget's refusal, its pod still runs, and lab-w2 is untouched; returning lab-w1 is refused;
-- once the budget allows one, a re-run resumes lab-w1 (gpurack's own annotation), drains it; a
-  validation lifts the taint, the node returns and the Deployment's pod runs on it again.
-
-What a drain does to a Kueue-managed Job is checked by the rolling patch's test
-(test_lab_patch_e2e.py), which drains through the same role.
+The same role's hold (a PodDisruptionBudget that refuses the drain, the node kept out with the
+validating taint and the reason), resume, refused return and drain of a Kueue-managed Job are
+checked by the rolling patch's test (test_lab_patch_e2e.py), which drains through it.
 """
 
 from __future__ import annotations
@@ -64,58 +61,39 @@ def _run(
     return json_run(["run", "maintenance", "-i", inventory, "--limit", node, *extra], capsys)
 
 
-def test_a_budget_holds_the_drain_and_the_node_returns_after_validation(
+def test_a_node_goes_out_for_maintenance_and_comes_back(
     cluster: str, namespace: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    client.AppsV1Api().create_namespaced_deployment(NAMESPACE, pinned_workload.deployment(H200_NODE))
-    client.PolicyV1Api().create_namespaced_pod_disruption_budget(
-        NAMESPACE, pinned_workload.budget(minAvailable=1)
-    )
+    client.AppsV1Api().create_namespaced_deployment(NAMESPACE, pinned_workload.deployment(H100_NODE))
     first = wait(
-        "the pinned pod running on lab-w1",
-        lambda: pinned_workload.running(NAMESPACE, pinned_workload.SELECTOR, H200_NODE),
+        "the pinned pod running on lab-w2",
+        lambda: pinned_workload.running(NAMESPACE, pinned_workload.SELECTOR, H100_NODE),
     )[0]
 
-    code, held = _run(capsys, cluster, H200_NODE, *QUICK_DRAIN)
-    assert code == 1 and held["failed"] == [H200_NODE], held
-    node = pinned_workload.node(H200_NODE)
+    code, out = _run(capsys, cluster, H100_NODE, *QUICK_DRAIN, "-e", "node_maintenance_reason=rma")
+    assert code == 0, out
+    node = pinned_workload.node(H100_NODE)
     annotations = node.metadata.annotations
     assert node.spec.unschedulable
-    assert annotations["gpurack.io/maintenance"].startswith("by=gpurack reason=patch"), annotations
-    assert "disruption budget" in annotations["gpurack.io/maintenance-failed"], annotations
-    assert "gpurack.io/validating" in [t.key for t in node.spec.taints]
-    assert [
-        p.metadata.name for p in pinned_workload.running(NAMESPACE, pinned_workload.SELECTOR, H200_NODE)
-    ] == [first.metadata.name]
-    untouched = pinned_workload.node(H100_NODE)
-    assert not untouched.spec.unschedulable and "gpurack.io/maintenance" not in (
-        untouched.metadata.annotations or {}
-    )
-
-    code, refused = _run(capsys, cluster, H200_NODE, "-e", "node_maintenance_return=true")
-    assert code == 1 and pinned_workload.node(H200_NODE).spec.unschedulable, refused
-
-    # The budget now allows one pod out: the re-run resumes the node gpurack took out, and drains it.
-    policy = client.PolicyV1Api()
-    policy.delete_namespaced_pod_disruption_budget("pinned", NAMESPACE)
-    policy.create_namespaced_pod_disruption_budget(NAMESPACE, pinned_workload.budget(maxUnavailable=1))
-    code, drained = _run(capsys, cluster, H200_NODE, *QUICK_DRAIN)
-    assert code == 0, drained
-    wait(
+    assert annotations["gpurack.io/maintenance"].startswith("by=gpurack reason=rma"), annotations
+    assert "gpurack.io/maintenance-failed" not in annotations, annotations
+    assert "gpurack.io/validating" not in [t.key for t in node.spec.taints or []]
+    replacement = wait(
         "the pinned pod evicted, its replacement waiting",
         lambda: pinned_workload.pending(NAMESPACE, pinned_workload.SELECTOR),
-    )
+    )[0]
+    assert replacement.metadata.name != first.metadata.name
+    untouched = pinned_workload.node(H200_NODE)
+    assert not untouched.spec.unschedulable
+    assert "gpurack.io/maintenance" not in (untouched.metadata.annotations or {})
 
-    code, validated = json_run(["run", "validate", "-i", cluster, "--limit", H200_NODE], capsys)
-    assert code == 0, validated
-    code, returned = _run(capsys, cluster, H200_NODE, "-e", "node_maintenance_return=true")
+    # Its validation never failed, so it may return at once.
+    code, returned = _run(capsys, cluster, H100_NODE, "-e", "node_maintenance_return=true")
     assert code == 0, returned
-    node = pinned_workload.node(H200_NODE)
-    assert not node.spec.unschedulable and "gpurack.io/validating" not in [
-        t.key for t in node.spec.taints or []
-    ]
+    node = pinned_workload.node(H100_NODE)
+    assert not node.spec.unschedulable
     assert not {"gpurack.io/maintenance", "gpurack.io/maintenance-failed"} & set(node.metadata.annotations)
     wait(
-        "the workload back on lab-w1",
-        lambda: pinned_workload.running(NAMESPACE, pinned_workload.SELECTOR, H200_NODE),
+        "the workload back on lab-w2",
+        lambda: pinned_workload.running(NAMESPACE, pinned_workload.SELECTOR, H100_NODE),
     )

@@ -43,7 +43,7 @@ OLD, NEW = "580.95.05", "580.105.08"
 PATCH = [
     "-e", f"nvidia_driver_version={NEW}", "-e", "node_update_allow_reboot=true",
     "-e", "node_maintenance_serial=1", "-e", "node_maintenance_max_fail_percentage=0",
-    "-e", "node_maintenance_drain_timeout=20", "-e", "node_maintenance_drain_retry_delay=5",
+    "-e", "node_maintenance_drain_timeout=15", "-e", "node_maintenance_drain_retry_delay=5",
 ]  # fmt: skip
 UNMEETABLE = '{"gpurack_expect": {"gpu": {"count": 2}}}'
 
@@ -178,6 +178,11 @@ def _a_failed_validation_keeps_the_node_out(capsys: pytest.CaptureFixture[str], 
     assert outcome["validation"] == "fail" and "gpu" in outcome["reason"].lower(), outcome
     assert _restarts(FIRST) == restarts + 1 and _loaded_driver(FIRST) == NEW
     assert pinned_workload.node(FIRST).spec.unschedulable and "gpurack.io/validating" in _taints(FIRST)
+    # Nor may maintenance.yml return it while its validation has not passed.
+    code, refused = json_run(
+        ["run", "maintenance", "-i", cluster, "--limit", FIRST, "-e", "node_maintenance_return=true"], capsys
+    )
+    assert code == 1 and pinned_workload.node(FIRST).spec.unschedulable, refused
 
 
 def _the_patch_returns_nodes_and_keeps_a_kueue_job(capsys: pytest.CaptureFixture[str], cluster: str) -> str:
