@@ -27,7 +27,8 @@ from typing import Any
 
 import pinned_workload
 import pytest
-from gpurack.harvest import job_events
+from gpurack.harvest import job_events, patch_outcomes
+from gpurack.inventory import PatchRecord
 from gpurack_lab import lab_kubernetes, rack
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
@@ -87,15 +88,9 @@ def _patch(
     return json_run(["run", "patch", "-i", inventory, "--limit", nodes, *PATCH, *extra], capsys)
 
 
-def _outcomes(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """Each host's last gpurack_patch fact in the run's events."""
-    found: dict[str, dict[str, Any]] = {}
-    for event in job_events(Path(result["artifact_dir"])):
-        data = event.get("event_data") or {}
-        fact = ((data.get("res") or {}).get("ansible_facts") or {}).get("gpurack_patch")
-        if event.get("event") == "runner_on_ok" and fact:
-            found[data["host"]] = fact
-    return found
+def _outcomes(result: dict[str, Any]) -> dict[str, PatchRecord]:
+    """Each host's last gpurack_patch fact in the run's events, as `gpurack run` records it."""
+    return {p.host: p for p in patch_outcomes(Path(result["artifact_dir"]))}
 
 
 def _task_results(result: dict[str, Any], host: str, task: str) -> list[str]:
@@ -153,8 +148,8 @@ def _a_budget_holds_the_first_batch(capsys: pytest.CaptureFixture[str], cluster:
     code, held = _patch(capsys, cluster, f"{FIRST},{other}")
     assert code == 1 and held["failed"] == [FIRST], held
     outcome = _outcomes(held)
-    assert set(outcome) == {FIRST} and outcome[FIRST]["outcome"] == "held", outcome
-    assert "disruption budget" in outcome[FIRST]["reason"], outcome
+    assert set(outcome) == {FIRST} and outcome[FIRST].outcome == "held", outcome
+    assert "disruption budget" in (outcome[FIRST].reason or ""), outcome
     node = pinned_workload.node(FIRST)
     assert node.spec.unschedulable and "gpurack.io/validating" in _taints(FIRST)
     assert "disruption budget" in node.metadata.annotations["gpurack.io/maintenance-failed"]
@@ -174,8 +169,8 @@ def _a_failed_validation_keeps_the_node_out(capsys: pytest.CaptureFixture[str], 
     code, failed = _patch(capsys, cluster, FIRST, "-e", UNMEETABLE)
     assert code == 1, failed
     outcome = _outcomes(failed)[FIRST]
-    assert outcome["outcome"] == "held" and outcome["rebooted"] and outcome["driver_after"] == NEW, outcome
-    assert outcome["validation"] == "fail" and "gpu" in outcome["reason"].lower(), outcome
+    assert outcome.outcome == "held" and outcome.rebooted and outcome.driver_after == NEW, outcome
+    assert outcome.validation == "fail" and "gpu" in (outcome.reason or "").lower(), outcome
     assert _restarts(FIRST) == restarts + 1 and _loaded_driver(FIRST) == NEW
     assert pinned_workload.node(FIRST).spec.unschedulable and "gpurack.io/validating" in _taints(FIRST)
     # Nor may maintenance.yml return it while its validation has not passed.
@@ -192,8 +187,8 @@ def _the_patch_returns_nodes_and_keeps_a_kueue_job(capsys: pytest.CaptureFixture
     code, returned = _patch(capsys, cluster, FIRST)
     assert code == 0, returned
     outcome = _outcomes(returned)[FIRST]
-    assert outcome["outcome"] == "patched" and not outcome["rebooted"], outcome
-    assert outcome["validation"] in ("pass", "warn") and _restarts(FIRST) == restarts, outcome
+    assert outcome.outcome == "patched" and not outcome.rebooted, outcome
+    assert outcome.validation in ("pass", "warn") and _restarts(FIRST) == restarts, outcome
     wait(
         "the workload back on lab-w1",
         lambda: pinned_workload.running(NAMESPACE, pinned_workload.SELECTOR, FIRST),
@@ -216,9 +211,9 @@ def _the_patch_returns_nodes_and_keeps_a_kueue_job(capsys: pytest.CaptureFixture
     assert code == 0, patched
     assert _task_results(patched, job_node, "Run the GPU validation on the node") == ["ok"], patched
     done = _outcomes(patched)[job_node]
-    assert done["outcome"] == "patched" and done["rebooted"], done
-    assert (done["driver_before"], done["driver_after"]) == (OLD, NEW), done
-    assert all(float(done[s]) > 0 for s in ("drain_s", "update_s", "reboot_s", "validation_s")), done
+    assert done.outcome == "patched" and done.rebooted, done
+    assert (done.driver_before, done.driver_after) == (OLD, NEW), done
+    assert all((getattr(done, s) or 0) > 0 for s in ("drain_s", "update_s", "reboot_s", "validation_s")), done
     assert _restarts(job_node) == restarts + 1
     for name in (FIRST, job_node):
         node = pinned_workload.node(name)
@@ -258,5 +253,5 @@ def _nothing_to_do_changes_nothing(capsys: pytest.CaptureFixture[str], cluster: 
     code, again = _patch(capsys, cluster, nodes)
     assert code == 0, again
     assert [h["host"] for h in again["hosts"] if h["changed"]] == [], again
-    assert {o["outcome"] for o in _outcomes(again).values()} == {"unchanged"}, _outcomes(again)
+    assert {o.outcome for o in _outcomes(again).values()} == {"unchanged"}, _outcomes(again)
     assert {n: _restarts(n) for n in restarts} == restarts
