@@ -13,25 +13,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
-import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-GPURACK = ROOT / ".venv" / "bin" / "gpurack"
+from bench_common import ROOT, gpurack, refuse_a_running_lab
+
 PROFILES = ("h200x1", "hgx-h100x8-ib")
-
-
-def gpurack(argv: list[str], env: dict[str, str]) -> tuple[float, str]:
-    """Run `gpurack ARGV`; return its wall time and stdout, or exit when it fails."""
-    start = time.monotonic()
-    done = subprocess.run([str(GPURACK), *argv], env=env, capture_output=True, text=True, check=False)
-    took = time.monotonic() - start
-    if done.returncode != 0:
-        sys.exit(f"bench: gpurack {' '.join(argv)} exited {done.returncode}: {done.stderr.strip()[-600:]}")
-    return took, done.stdout
 
 
 def main() -> int:
@@ -40,9 +27,7 @@ def main() -> int:
     args = parser.parse_args()
     state = tempfile.mkdtemp(prefix="gpurack-bench-k8s.")
     env = {**os.environ, "GPURACK_STATE_DIR": state, "GPURACK_DB": f"{state}/inventory.db"}
-    if subprocess.run(["docker", "ps", "-q", "--filter", "label=io.gpurack.lab"], capture_output=True,
-                      text=True, check=False).stdout.strip():  # fmt: skip
-        sys.exit("bench: a lab is up; run 'gpurack lab down' first")
+    refuse_a_running_lab()
     rows: list[tuple[str, str]] = []
     site = ["run", "site", "-i", str(ROOT / "lab" / "inventory"), "--no-record", "--json"]
     for workers in args.workers:

@@ -17,28 +17,16 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
-GPURACK = ROOT / ".venv" / "bin" / "gpurack"
+from bench_common import ROOT, gpurack, refuse_a_running_lab
+
 INVENTORY = str(ROOT / "lab" / "inventory")
 VERSIONS = ("580.105.08", "580.95.05")
 STEPS = ("drain_s", "update_s", "reboot_s", "validation_s")
-
-
-def gpurack(argv: list[str], env: dict[str, str]) -> tuple[float, str]:
-    """Run `gpurack ARGV`; return its wall time and stdout, or exit when it fails."""
-    start = time.monotonic()
-    done = subprocess.run([str(GPURACK), *argv], env=env, capture_output=True, text=True, check=False)
-    took = time.monotonic() - start
-    if done.returncode != 0:
-        sys.exit(f"bench: gpurack {' '.join(argv)} exited {done.returncode}: {done.stderr.strip()[-600:]}")
-    return took, done.stdout
 
 
 def patch(
@@ -67,9 +55,7 @@ def main() -> int:
     args = parser.parse_args()
     if not 1 <= args.runs <= 10:
         sys.exit("bench: --runs must be 1 to 10")
-    if subprocess.run(["docker", "ps", "-q", "--filter", "label=io.gpurack.lab"], capture_output=True,
-                      text=True, check=False).stdout.strip():  # fmt: skip
-        sys.exit("bench: a lab is up; run 'gpurack lab down' first")
+    refuse_a_running_lab()
     state = tempfile.mkdtemp(prefix="gpurack-bench-patch.")
     env = {**os.environ, "GPURACK_STATE_DIR": state, "GPURACK_DB": f"{state}/inventory.db"}
     gpurack(
