@@ -4,14 +4,27 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from gpurack import outfile, render
 from gpurack.commands import Subparsers
 from gpurack.errors import ExitCode, UsageError
-from gpurack.inventory import Comparison, Homogeneity, SnapshotView, Store, homogeneity, open_store
+from gpurack.inventory import (
+    Comparison,
+    DamagedRowsError,
+    HistoryEntry,
+    Homogeneity,
+    NodeSummary,
+    SnapshotView,
+    Store,
+    homogeneity,
+    open_store,
+)
+
+T = TypeVar("T")
 
 
 def register(subparsers: Subparsers) -> None:
@@ -70,12 +83,25 @@ def _store(args: argparse.Namespace) -> Store:
 def handle_list(args: argparse.Namespace) -> int:
     """Run `gpurack inventory list`."""
     with _store(args) as store:
-        nodes = store.list_nodes()
+        nodes = _readable_then_raise(store.list_nodes, lambda found: _print_list(args, found))
+    _print_list(args, nodes)
+    return ExitCode.OK
+
+
+def _print_list(args: argparse.Namespace, nodes: Sequence[NodeSummary]) -> None:
     if args.json:
         render.json_out([asdict(n) for n in nodes])
     else:
         render.node_list(nodes)
-    return ExitCode.OK
+
+
+def _readable_then_raise(read: Callable[[], list[T]], show: Callable[[Sequence[T]], None]) -> list[T]:
+    """`read()`; when some of its rows are damaged, show the others, then raise (exit 2, one line)."""
+    try:
+        return read()
+    except DamagedRowsError as damage:
+        show(damage.readable)
+        raise
 
 
 def snapshot_json(view: SnapshotView) -> dict[str, Any]:
@@ -112,12 +138,18 @@ def handle_show(args: argparse.Namespace) -> int:
 def handle_history(args: argparse.Namespace) -> int:
     """Run `gpurack inventory history HOST`."""
     with _store(args) as store:
-        entries = store.history(args.host)
+        entries = _readable_then_raise(
+            lambda: store.history(args.host), lambda found: _print_history(args, found)
+        )
+    _print_history(args, entries)
+    return ExitCode.OK
+
+
+def _print_history(args: argparse.Namespace, entries: Sequence[HistoryEntry]) -> None:
     if args.json:
         render.json_out({"host": args.host, "runs": [asdict(e) for e in entries]})
     else:
         render.history_table(args.host, entries)
-    return ExitCode.OK
 
 
 def comparison_json(comparison: Comparison) -> dict[str, Any]:

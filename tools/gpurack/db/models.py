@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -23,12 +24,41 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 from sqlalchemy.types import TypeDecorator
 
+from gpurack.db.damage import Damaged
+
+
+class _Tolerant:
+    """A column type whose stored value, when it cannot be decoded, reads as `Damaged` instead of
+    raising in the middle of a query: the reader then names the row (gpurack.db.rows)."""
+
+    def result_processor(self, dialect: Dialect, coltype: object) -> Callable[[Any], Any] | None:
+        inner = super().result_processor(dialect, coltype)  # type: ignore[misc]
+        if inner is None:
+            return None
+
+        def process(value: Any) -> Any:
+            try:
+                return inner(value)
+            except (ValueError, TypeError, OverflowError) as exc:
+                return Damaged(value, str(exc))
+
+        return process
+
+
+class _Json(_Tolerant, TypeDecorator[Any]):
+    """JSON text; a value that does not parse reads as `Damaged`."""
+
+    impl = JSON()
+    cache_ok = True
+
+
 # JSONB on PostgreSQL (indexable, compact), JSON text elsewhere.
-JsonType = JSON().with_variant(JSONB(), "postgresql")
+JsonType = _Json().with_variant(JSONB(), "postgresql")
 
 
-class UTCDateTime(TypeDecorator[datetime]):
-    """Timezone-aware UTC timestamps on every backend (SQLite drops the offset)."""
+class UTCDateTime(_Tolerant, TypeDecorator[datetime]):
+    """Timezone-aware UTC timestamps on every backend (SQLite drops the offset); a stored text
+    that is not a time reads as `Damaged`."""
 
     impl = DateTime(timezone=True)
     cache_ok = True
@@ -42,8 +72,8 @@ class UTCDateTime(TypeDecorator[datetime]):
         return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
 
     def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
-        if value is None:
-            return None
+        if not isinstance(value, datetime):
+            return value
         return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 

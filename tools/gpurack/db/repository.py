@@ -5,11 +5,13 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from datetime import datetime
+from typing import Any
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._cost import Outcome
 from sqlalchemy import and_, func, select
 from sqlalchemy.orm import Session, selectinload
 
+from gpurack.db.damage import check_entity, check_values, readable
 from gpurack.db.engine import Database
 from gpurack.db.models import (
     AcceptanceRun,
@@ -130,30 +132,25 @@ class Repository:
             .order_by(Node.host)
         )
         with self.database.reading() as session:
-            return [
-                NodeSummary(
-                    host=node.host,
-                    pool=node.pool,
-                    k8s_node_name=node.k8s_node_name,
-                    first_seen=node.first_seen,
-                    last_seen=node.last_seen,
-                    runs=runs or 0,
-                    last_run=run_id,
-                    verdict=verdict,
-                    driver=driver,
-                    gpus=gpus,
-                    gpu_model=model,
-                )
-                for node, runs, run_id, verdict, driver, gpus, model in session.execute(query)
-            ]
+            return readable(session.execute(query), _summary)
 
     def history(self, host: str) -> list[HistoryEntry]:
-        """Every snapshot of `host`, oldest first (UsageError for an unknown host)."""
+        """Every snapshot of `host`, oldest first (UsageError for an unknown host).
+
+        Raises:
+            DamagedRowsError: a row is damaged; the error holds the entries it could read.
+        """
         with self.database.reading() as session:
             node = _node(session, host)
             query = (
                 select(
-                    Run, Snapshot.source, Snapshot.verdict, Snapshot.kernel, Snapshot.driver, Snapshot.cuda
+                    Run,
+                    Snapshot.id,
+                    Snapshot.source,
+                    Snapshot.verdict,
+                    Snapshot.kernel,
+                    Snapshot.driver,
+                    Snapshot.cuda,
                 )
                 .add_columns(func.count(Gpu.id))
                 .join(Snapshot, Snapshot.run_id == Run.id)
@@ -162,23 +159,7 @@ class Repository:
                 .group_by(Run.id, Snapshot.id)
                 .order_by(Run.id)
             )
-            return [
-                HistoryEntry(
-                    run_id=run.id,
-                    kind=run.kind,
-                    started=run.started,
-                    finished=run.finished,
-                    status=run.status,
-                    playbook=run.playbook,
-                    source=source,
-                    verdict=verdict,
-                    kernel=kernel,
-                    driver=driver,
-                    cuda=cuda,
-                    gpus=gpus,
-                )
-                for run, source, verdict, kernel, driver, cuda, gpus in session.execute(query)
-            ]
+            return readable(session.execute(query), _history_entry)
 
     def snapshot_runs(self, host: str) -> dict[int, int]:
         """Run id -> snapshot id of every snapshot of `host`, oldest run first."""
@@ -203,14 +184,13 @@ class Repository:
         with self.database.reading() as session:
             node = _node(session, host)
             query = (
-                select(
-                    SwitchLink.run_id, SwitchLink.nic, SwitchLink.switch, SwitchLink.port, SwitchLink.neighbor
-                )
+                select(SwitchLink)
                 .where(SwitchLink.node_id == node.id, SwitchLink.run_id.in_(run_ids))
                 .order_by(SwitchLink.id)
             )
-            for run_id, nic, switch, port, neighbor in session.execute(query):
-                out[run_id].append(LinkRecord(nic, switch, port, neighbor))
+            for link in session.scalars(query):
+                check_entity(link)
+                out[link.run_id].append(LinkRecord(link.nic, link.switch, link.port, link.neighbor))
         return {run_id: out[run_id] for run_id in run_ids}
 
     def snapshot(self, snapshot_id: int) -> SnapshotView:
@@ -296,6 +276,10 @@ class Repository:
             states = load_states(session, [row[1] for row in found if row[1] is not None])
         out: list[ExportRow] = []
         for node, sid, run_id, kind, started, source, verdict in found:
+            check_entity(node)
+            if sid is not None:
+                check_values(Run.__table__, run_id, {"kind": kind, "started": started})
+                check_values(Snapshot.__table__, sid, {"source": source, "verdict": verdict})
             snap = None
             if sid is not None:
                 snap = LatestSnapshot(run_id, kind, started, source, verdict, states[sid])
@@ -307,7 +291,54 @@ def _node(session: Session, host: str) -> Node:
     node = session.scalar(select(Node).where(Node.host == host))
     if node is None:
         raise UsageError(f"unknown host {host!r}: not in the inventory (see gpurack inventory list)")
-    return node
+    return check_entity(node)  # type: ignore[no-any-return]
+
+
+def _summary(row: Any) -> NodeSummary:
+    node, runs, run_id, verdict, driver, gpus, model = row
+    check_entity(node)
+    if run_id is not None:
+        check_values(
+            Snapshot.__table__, f"of node {node.id} in run {run_id}", {"verdict": verdict, "driver": driver}
+        )
+        check_values(Gpu.__table__, f"of node {node.id} in run {run_id}", {"name": model})
+    return NodeSummary(
+        host=node.host,
+        pool=node.pool,
+        k8s_node_name=node.k8s_node_name,
+        first_seen=node.first_seen,
+        last_seen=node.last_seen,
+        runs=runs or 0,
+        last_run=run_id,
+        verdict=verdict,
+        driver=driver,
+        gpus=gpus,
+        gpu_model=model,
+    )
+
+
+def _history_entry(row: Any) -> HistoryEntry:
+    run, sid, source, verdict, kernel, driver, cuda, gpus = row
+    check_entity(run)
+    check_values(
+        Snapshot.__table__,
+        sid,
+        {"source": source, "verdict": verdict, "kernel": kernel, "driver": driver, "cuda": cuda},
+    )
+    return HistoryEntry(
+        run_id=run.id,
+        kind=run.kind,
+        started=run.started,
+        finished=run.finished,
+        status=run.status,
+        playbook=run.playbook,
+        source=source,
+        verdict=verdict,
+        kernel=kernel,
+        driver=driver,
+        cuda=cuda,
+        gpus=gpus,
+    )
 
 
 def _run(session: Session, run_id: int | None) -> Run:
@@ -320,7 +351,7 @@ def _run(session: Session, run_id: int | None) -> Run:
     if run is None:
         latest = session.scalar(select(func.max(Run.id)))
         raise UsageError(f"unknown run {wanted}: not in the inventory (runs 1 to {latest or 0})")
-    return run
+    return check_entity(run)  # type: ignore[no-any-return]
 
 
 def _snapshot_ids(session: Session, node: Node) -> dict[int, int]:
@@ -351,6 +382,8 @@ def _result_dict(row: CheckResult) -> dict[str, object]:
 
 
 def _snapshot_view(node: Node, snap: Snapshot, state: HostState) -> SnapshotView:
+    for entity in (node, snap, snap.run, *snap.checks):
+        check_entity(entity)
     return SnapshotView(
         host=node.host,
         pool=node.pool,
@@ -378,6 +411,7 @@ def _run_patches(session: Session, run_id: int) -> tuple[PatchRecord, ...]:
 
 
 def _patch_record(host: str, row: NodePatch) -> PatchRecord:
+    check_entity(row)
     return PatchRecord(
         host=host,
         outcome=patch_outcome(row.outcome),
@@ -406,6 +440,8 @@ def _run_acceptance(session: Session, run_id: int) -> AcceptanceView | None:
 
 
 def _acceptance_view(row: AcceptanceRun) -> AcceptanceView:
+    for entity in (row, *row.steps):
+        check_entity(entity)
     outcome: Outcome = (
         "accepted" if row.outcome == "accepted" else "failed" if row.outcome == "failed" else "other"
     )

@@ -1,4 +1,7 @@
-"""Read the comparable state of snapshots back as plain columns (no ORM objects: diff speed)."""
+"""Read the comparable state of snapshots back as plain columns (no ORM objects: diff speed).
+
+Every row is checked as it is read (gpurack.db.damage): a damaged one raises DamagedRowError.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from gpurack import hoststate
+from gpurack.db.damage import check_values
 from gpurack.db.models import CheckResult, Disk, Gpu, Nic, Snapshot
 from gpurack.hoststate import DiskState, GpuState, HostState, NicState
 
@@ -92,6 +96,8 @@ def _heads(session: Session, chunk: Sequence[int]) -> Iterator[tuple[int, Head]]
         Snapshot.id.in_(chunk)
     )
     for sid, kernel, driver, cuda, labels in session.execute(query):
+        fields = {"kernel": kernel, "driver": driver, "cuda": cuda, "labels": labels}
+        check_values(Snapshot.__table__, sid, fields)
         yield sid, (kernel, driver, cuda, labels or {})
 
 
@@ -99,7 +105,10 @@ def _children(
     session: Session, model: Any, columns: Sequence[Any], chunk: Sequence[int]
 ) -> Iterator[tuple[int, tuple[Any, ...]]]:
     """(snapshot id, the given columns) of each child row of the snapshots in `chunk`, in insert order."""
-    query = select(model.snapshot_id, *columns).where(model.snapshot_id.in_(chunk)).order_by(model.id)
+    query = (
+        select(model.id, model.snapshot_id, *columns).where(model.snapshot_id.in_(chunk)).order_by(model.id)
+    )
     for row in session.execute(query):
         values: tuple[Any, ...] = tuple(row)
-        yield values[0], values[1:]
+        check_values(model.__table__, values[0], {c.key: v for c, v in zip(columns, values[2:], strict=True)})
+        yield values[1], values[2:]

@@ -7,9 +7,16 @@ returns (`RunRecord`, `NodeRecord`, `AcceptanceRecord`, `SnapshotView`, ...) are
 
 from __future__ import annotations
 
+from gpurack.db.damage import DamagedRowsError
 from gpurack.inventory.export import CSV_FIELDS
 from gpurack.inventory.homogeneity import Homogeneity, Outlier, PoolHomogeneity, Split, homogeneity
-from gpurack.inventory.store import ExportFormat, Store, check_database, open_store, snapshot_verdict
+from gpurack.inventory.store import (
+    ExportFormat,
+    Store,
+    check_database,
+    open_store,
+    snapshot_verdict,
+)
 from gpurack.records import (
     PATCH_OUTCOMES,
     AcceptanceRecord,
@@ -34,6 +41,7 @@ __all__ = [
     "AcceptanceRecord",
     "AcceptanceView",
     "Comparison",
+    "DamagedRowsError",
     "ExportFormat",
     "HistoryEntry",
     "Homogeneity",
