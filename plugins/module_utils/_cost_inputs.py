@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._cost import SITE_COSTS, CostError
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks import validate_expect
 
 SITE_VARIABLE = "gpurack_site_costs"
 
@@ -48,7 +49,10 @@ def site_costs(values: object) -> tuple[dict[str, float], str]:
     monthly = {
         name: _number(values[name], f"{SITE_VARIABLE}.{name}") for name in SITE_COSTS if name in values
     }
-    return monthly, str(values.get("currency") or "")
+    currency = values.get("currency")
+    if currency is not None and not isinstance(currency, str):
+        raise CostError(f"{SITE_VARIABLE}.currency must be text (such as EUR), got {currency!r}")
+    return monthly, currency or ""
 
 
 def pools_from_hosts(hosts: Mapping[str, Mapping[str, Any]]) -> tuple[dict[str, int], dict[str, float]]:
@@ -64,8 +68,12 @@ def pools_from_hosts(hosts: Mapping[str, Mapping[str, Any]]) -> tuple[dict[str, 
         if not isinstance(pool, Mapping) or not pool.get("name"):
             continue
         name = str(pool["name"])
-        gpus = ((values.get("gpurack_expect") or {}).get("gpu") or {}).get("count", 0)
-        capacity[name] = capacity.get(name, 0) + (gpus if isinstance(gpus, int) and gpus > 0 else 0)
+        expect = values.get("gpurack_expect")
+        problems = validate_expect(expect)
+        if problems:
+            raise CostError(f"host {host}: {problems[0]}")
+        gpus = ((expect or {}).get("gpu") or {}).get("count", 0)
+        capacity[name] = capacity.get(name, 0) + gpus
         cost = pool.get("cost")
         if not isinstance(cost, Mapping) or "gpu_hour" not in cost:
             raise CostError(f"pool {name} ({host}): no gpurack_pool.cost.gpu_hour to price its GPU-hours")

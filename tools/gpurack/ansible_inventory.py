@@ -7,12 +7,12 @@ inventory count. `gpurack queue -i` takes one variable from here (`gpurack_kubec
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from gpurack import coerce
 from gpurack.errors import UsageError
 
 
@@ -44,12 +44,12 @@ class Inventory:
 
     def host_vars(self, name: str, keys: Sequence[str] | None = None) -> dict[str, Any]:
         """Host `name`'s variables (only `keys` where given, those that are set), templated."""
-        return self._templated(self._manager.get_host(name), keys)
+        return self._templated(self._manager.get_host(name), keys, f"host {name}")
 
     def localhost_vars(self, keys: Sequence[str] | None = None) -> dict[str, Any]:
         """The implicit localhost's variables (the site-wide ones a controller play sees), templated."""
         localhost = self._manager.localhost or self._manager.get_host("localhost")
-        return self._templated(localhost, keys)
+        return self._templated(localhost, keys, "group all")
 
     def variable(self, name: str) -> Any:
         """The value of `name` for the first host (in sorted order) that has it, templated; None if none.
@@ -66,14 +66,24 @@ class Inventory:
                 return found[name]
         return None
 
-    def _templated(self, host: Any, keys: Sequence[str] | None) -> dict[str, Any]:
+    def _templated(self, host: Any, keys: Sequence[str] | None, owner: str) -> dict[str, Any]:
+        """The variables `keys` of `host`, templated, as plain JSON data (`coerce.plain`).
+
+        Raises:
+            UsageError: a value JSON cannot hold (an unquoted date, an infinite or huge number),
+                naming the inventory, the key and `owner` (the host, or group all).
+        """
         from ansible.template import Templar  # noqa: PLC0415
 
         with self._reading():
             found = self._variables.get_vars(host=host)
             templar = Templar(loader=self._loader, variables=found)
             wanted = list(found) if keys is None else [key for key in keys if key in found]
-            return {key: json.loads(json.dumps(templar.template(found[key]))) for key in wanted}
+            values = {key: templar.template(found[key]) for key in wanted}
+        try:
+            return {key: coerce.plain(value, key) for key, value in values.items()}
+        except coerce.NotPlainDataError as error:
+            raise UsageError(f"{self.path}: {error.path} of {owner} {error.what}") from None
 
     @contextmanager
     def _reading(self) -> Iterator[None]:

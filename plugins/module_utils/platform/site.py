@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._labels import pool_errors
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks import validate_expect
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.model import (
     DEFAULT_COHORT,
     DEFAULT_GPU_OPERATOR_NAMESPACE,
@@ -187,6 +188,9 @@ def _pools(
             continue
         if problems := pool_errors(pool):
             errors.extend(f"host {host}: gpurack_pool: {p}" for p in problems)
+            continue
+        if problems := validate_expect(hv.get("gpurack_expect")):
+            errors.extend(f"host {host}: {p}" for p in problems)
             continue
         gpus, source = _host_gpus(hv)
         members.setdefault(str(pool["name"]), []).append((host, pool, gpus, source))

@@ -70,7 +70,7 @@ def team_from(
     }
     found.extend(_lending_errors(where, quota, limits["lending_limit"]))
     priority = entry.get("priority")
-    if priority is not None and priority not in classes:
+    if priority is not None and (not isinstance(priority, str) or priority not in classes):
         found.append(f"{where}: priority {priority!r} is not a priority class ({', '.join(sorted(classes))})")
     pod_security = entry.get("pod_security", "restricted")
     if pod_security not in POD_SECURITY:

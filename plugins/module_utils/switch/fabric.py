@@ -15,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks import validate_expect
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.intent import PortIntent
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.model import (
     SwitchOutputError,
@@ -65,6 +66,8 @@ def plan_from_vars(server_vars: Mapping[str, Mapping[str, Any]]) -> FabricPlan:
     expect = {}
     for name in cabled:
         values = server_vars[name]
+        if problems := validate_expect(values.get("gpurack_expect")):
+            raise PlanError(f"{name}: {problems[0]}")
         rdma = (values.get("gpurack_expect") or {}).get("rdma")
         expect[name] = read_expect(name, values.get("gpurack_fabric"), rdma)
     return FabricPlan(tuple(links), expect)
@@ -95,6 +98,10 @@ def target_from_vars(name: str, values: Mapping[str, Any], timeout: float = DEFA
     Raises:
         PlanError: no address or no credentials.
     """
+    for key in ("ansible_host", "ansible_user", "ansible_password", "ansible_network_os"):
+        value = values.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (str, int, float))):
+            raise PlanError(f"{name}: {key} must be text, got {value!r}")
     host = values.get("ansible_host") or name
     user = values.get("ansible_user")
     password = values.get("ansible_password")
