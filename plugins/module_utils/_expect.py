@@ -98,9 +98,15 @@ class ExpectKey:
         return _KINDS[self.kind][1]
 
 
+def _is_bool(value: object) -> bool:
+    return isinstance(value, bool)
+
+
 def _one_of(*allowed: object) -> Validator:
     def check(value: object) -> str | None:
-        if any(value == a and type(value) is type(a) for a in allowed):
+        # The same type, not only an equal value (True is not 1, 5.0 is not 5); a subclass counts,
+        # as Ansible hands a filter its own int and str types.
+        if any(value == a and isinstance(value, type(a)) and _is_bool(value) == _is_bool(a) for a in allowed):
             return None
         return "expected one of " + ", ".join(str(a) for a in allowed)
 

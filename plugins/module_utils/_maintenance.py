@@ -23,7 +23,8 @@ MAINTENANCE_ANNOTATION = "gpurack.io/maintenance"
 VALIDATING_TAINT = "gpurack.io/validating"
 VALIDATION_FAILED_ANNOTATION = "gpurack.io/validation-failed"
 VALIDATED_CONDITION = "GpurackValidated"
-_SERIAL = re.compile(r"^\s*(\d+)\s*(%?)\s*$")
+_SERIAL = re.compile(r"^\s*([0-9]+)\s*(%?)\s*$")
+_MAX_DIGITS = 9  # a batch of a billion nodes is already more than any rack has
 
 
 class PlanError(ValueError):
@@ -67,9 +68,11 @@ def batch_size(serial: object, total: int) -> int:
     Raises:
         PlanError: neither, or zero.
     """
-    match = _SERIAL.match(str(serial))
-    if match is None or isinstance(serial, bool):
-        raise PlanError(f"serial must be a whole number or a share such as 20%, got {serial!r}")
+    match = _SERIAL.match(
+        serial if isinstance(serial, str) else str(serial) if isinstance(serial, int) else ""
+    )
+    if match is None or isinstance(serial, bool) or len(match.group(1)) > _MAX_DIGITS:
+        raise PlanError(f"serial must be a whole number or a share such as 20%, got {str(serial)[:40]!r}")
     value = int(match.group(1))
     size = max(math.floor(total * value / 100), 1) if match.group(2) else value
     if size < 1:
@@ -111,11 +114,16 @@ def pools_of(
         name = pool.get("name") if isinstance(pool, Mapping) else None
         if not name:
             raise PlanError(f"{host} has no gpurack_pool.name: every node to patch needs its pool")
+        if not isinstance(name, str):
+            raise PlanError(f"{host}: gpurack_pool.name must be text, got {name!r}")
         floor = pool.get("min_available", 0)
         if isinstance(floor, bool) or not isinstance(floor, int) or floor < 0:
             raise PlanError(f"pool {name}: min_available must be a whole number of at least 0, got {floor!r}")
         members.setdefault(str(name), []).append(host)
         floors[str(name)] = max(floors.get(str(name), 0), floor)
+    odd = [p for p in chosen if not isinstance(p, str)]
+    if odd:
+        raise PlanError(f"the pools to patch must be names (text), got {odd[0]!r}")
     unknown = sorted(set(chosen) - set(members))
     if unknown:
         raise PlanError(f"no node is in pool(s) {', '.join(unknown)} (pools: {', '.join(sorted(members))})")

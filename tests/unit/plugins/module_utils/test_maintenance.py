@@ -73,7 +73,9 @@ def test_serial_is_a_number_or_a_share(serial: object, total: int, size: int) ->
     assert batch_size(serial, total) == size
 
 
-@pytest.mark.parametrize("serial", ["0", "-1", "a lot", True, "1.5"])
+@pytest.mark.parametrize(
+    "serial", ["0", "-1", "a lot", True, "1.5", "9" * 5000, [1], {"a": 1}, None, 2.0, "\u0663"]
+)
 def test_a_bad_serial_is_refused(serial: object) -> None:
     with pytest.raises(PlanError, match="serial must be"):
         batch_size(serial, 4)
@@ -133,6 +135,34 @@ def test_a_plan_that_cannot_keep_a_floor_is_refused(
     hostvars = _hostvars(pools)
     with pytest.raises(AnsibleFilterError, match=f"patch_batches: {message}"):
         patch_batches(hostvars, sorted(hostvars), 1, chosen)
+
+
+@pytest.mark.parametrize(
+    ("hostvars", "pools", "message"),
+    [
+        (
+            {"gpu9": {"gpurack_pool": {"name": ["h100"]}}},
+            [],
+            r"gpu9: gpurack_pool\.name must be text, got \['h100'\]",
+        ),
+        ({"gpu9": {"gpurack_pool": {"name": {"a": 1}}}}, [], r"gpu9: gpurack_pool\.name must be text"),
+        (
+            {"gpu9": {"gpurack_pool": {"name": "h100"}}},
+            [["h100"]],
+            r"the pools to patch must be names \(text\)",
+        ),
+        (
+            {"gpu9": {"gpurack_pool": {"name": "h100"}}},
+            [{"a": 1}],
+            r"the pools to patch must be names \(text\)",
+        ),
+    ],
+)
+def test_a_pool_or_a_chosen_pool_of_the_wrong_type_is_refused(
+    hostvars: dict[str, Any], pools: list[Any], message: str
+) -> None:
+    with pytest.raises(AnsibleFilterError, match=f"patch_batches: {message}"):
+        patch_batches(hostvars, sorted(hostvars), 1, pools)
 
 
 def test_a_host_without_a_pool_is_refused() -> None:
