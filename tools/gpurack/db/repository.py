@@ -119,6 +119,7 @@ class Repository:
             select(
                 Node,
                 latest.c.runs,
+                Snapshot.id,
                 Snapshot.run_id,
                 Snapshot.verdict,
                 Snapshot.driver,
@@ -295,13 +296,11 @@ def _node(session: Session, host: str) -> Node:
 
 
 def _summary(row: Any) -> NodeSummary:
-    node, runs, run_id, verdict, driver, gpus, model = row
+    node, runs, sid, run_id, verdict, driver, gpus, model = row
     check_entity(node)
-    if run_id is not None:
-        check_values(
-            Snapshot.__table__, f"of node {node.id} in run {run_id}", {"verdict": verdict, "driver": driver}
-        )
-        check_values(Gpu.__table__, f"of node {node.id} in run {run_id}", {"name": model})
+    if sid is not None:
+        check_values(Snapshot.__table__, sid, {"verdict": verdict, "driver": driver})
+        check_values(Gpu.__table__, f"of snapshot {sid}", {"name": model})
     return NodeSummary(
         host=node.host,
         pool=node.pool,
