@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import cache
 from typing import Any, Generic, TypeVar
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import VERDICTS
@@ -82,6 +83,8 @@ def problem(table: str, field: str, value: object, python_type: type | None, nul
         return f"cannot be read ({shown(value)}: {value.why[:80]})"
     if value is None:
         return None if nullable else "is empty (NULL) where a value belongs"
+    if type(value) is python_type and (table, field) not in RULES and python_type is not float:
+        return None  # the common case, decided at once
     if python_type is not None and not _of_type(value, python_type):
         return f"is {shown(value)}, not {_TYPE_WORDS.get(python_type, python_type.__name__)}"
     rule = RULES.get((table, field))
@@ -119,10 +122,17 @@ def check_values(table: Any, row: object, fields: Mapping[str, object]) -> None:
         DamagedRowError: the first value that its column cannot hold.
     """
     for key, value in fields.items():
-        column = table.c[key]
-        found = problem(table.name, key, value, column_type(column), bool(column.nullable))
+        python_type, nullable = _column_rule(table, key)
+        found = problem(table.name, key, value, python_type, nullable)
         if found is not None:
             raise DamagedRowError(table.name, row, key, found)
+
+
+@cache
+def _column_rule(table: Any, key: str) -> tuple[type | None, bool]:
+    """The type and nullability of `table`.`key` (asked once: every row of a read asks again)."""
+    column = table.c[key]
+    return column_type(column), bool(column.nullable)
 
 
 def check_entity(entity: Any) -> Any:
