@@ -87,7 +87,8 @@ def _finite(value: float, path: str) -> float:
     try:
         number = float(value)
     except OverflowError:
-        raise NotPlainDataError(path, f"is a number of {len(str(abs(value)))} digits, too large") from None
+        digits = math.floor(math.log10(abs(value))) + 1  # str() refuses more than 4300 digits
+        raise NotPlainDataError(path, f"is a number of {digits} digits, too large") from None
     if not math.isfinite(number):
         raise NotPlainDataError(path, f"is {value}, not a finite number")
     return value
