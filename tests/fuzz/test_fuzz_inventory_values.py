@@ -41,7 +41,9 @@ SCALARS = st.one_of(
     st.none(),
     st.booleans(),
     st.integers(),
-    st.sampled_from([10**400, -(10**400), 10**5000, 2**63, 2**64]),
+    st.sampled_from([400, -400, 5000, 19, 20]).map(
+        lambda digits: (10 ** abs(digits)) * (1 if digits > 0 else -1)
+    ),
     st.floats(allow_nan=True, allow_infinity=True),
     st.text(max_size=12),
     st.dates(),
