@@ -172,3 +172,20 @@ def test_a_quoted_date_is_text_and_renders(capsys: pytest.CaptureFixture[str], t
     (tmp_path / "inv" / "group_vars" / "all" / "zz.yml").write_text('gpurack_cohort: "2026-01-01"\n')
     assert main(argv) == ExitCode.OK, capsys.readouterr().err
     assert "'2026-01-01'" in (tmp_path / "out" / "kueue.yaml").read_text()
+
+
+@pytest.mark.parametrize("value", ["2026-02-30", "1" * 5000], ids=["no-such-date", "5000-digits"])
+@pytest.mark.parametrize("verb", list(VERBS))
+def test_a_value_yaml_cannot_load_is_one_line_that_says_so(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, verb: str, value: str
+) -> None:
+    """YAML itself refuses these: Ansible warns why, gpurack ends with one line (not 'no hosts')."""
+    argv = VERBS[verb](tmp_path)
+    hosts = next((tmp_path / "inv").glob("hosts.yml"))
+    hosts.write_text(hosts.read_text() + f"# broken below\nbroken: {value}\n")
+    code = main(argv)
+    err = capsys.readouterr().err
+    assert code == ExitCode.USAGE and "Traceback" not in err
+    assert err.splitlines()[-1].startswith(
+        f"gpurack: {tmp_path / 'inv'}: ansible could not parse it as an inventory"
+    )

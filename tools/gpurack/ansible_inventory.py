@@ -90,6 +90,11 @@ class Inventory:
         try:
             yield
         except self._error as exc:
+            if "no inventory was parsed" in str(exc.message).lower():
+                raise UsageError(
+                    f"{self.path}: ansible could not parse it as an inventory (its warnings above say why: "
+                    "a YAML error, a date that is not one, a number of more than 4300 digits)"
+                ) from None
             hint = ""
             if "vault" in str(exc.message).lower():
                 hint = " (give Ansible the Vault password file: ANSIBLE_VAULT_PASSWORD_FILE=PATH)"
@@ -126,7 +131,12 @@ def _quiet_inventory() -> Iterator[None]:
     """
     import ansible.constants as C  # noqa: PLC0415, N812
 
-    settings = {"INVENTORY_UNPARSED_WARNING": False, "HOST_PATTERN_MISMATCH": "ignore"}
+    settings = {
+        "INVENTORY_UNPARSED_WARNING": False,
+        "HOST_PATTERN_MISMATCH": "ignore",
+        # A file that does not parse at all is our one line, not "has no hosts".
+        "INVENTORY_UNPARSED_IS_FAILED": True,
+    }
     saved = {key: getattr(C, key) for key in settings}
     for key, value in settings.items():
         setattr(C, key, value)
