@@ -116,12 +116,13 @@ READERS = {
     "show-json": ("inventory", "show", HOST, "--json"),
     "history": ("inventory", "history", HOST),
     "diff": ("inventory", "diff", HOST),
+    "outliers": ("inventory", "outliers"),
     "export-csv": ("inventory", "export", "--format", "csv"),
     "export-json": ("inventory", "export", "--format", "json"),
     "report": ("report", str(LATEST_RUN), "--force", "--output"),
 }
 # The readers that read every field of the latest snapshot: each must find any damage in it.
-READ_ALL = ("show", "show-json", "report")
+READ_ALL = ("show", "show-json", "outliers", "report")
 
 
 def _damage(path: Path, table: str, field: str, value: str) -> int:
