@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import re
-import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -13,7 +12,7 @@ from typing import Any
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._cost import Baseline, Window
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance import settings
 
-from gpurack import ansible_inventory, cost_inventory, project, queue, report
+from gpurack import ansible_inventory, cost_inventory, project, queue, render, report
 from gpurack.commands.queue import kubeconfig
 from gpurack.errors import ExitCode, UsageError
 from gpurack.inventory import open_store
@@ -130,7 +129,7 @@ def handle(args: argparse.Namespace) -> int:
     doc = report.build(view)
     folder = args.output if args.output is not None else Path(f"gpurack-report-run-{view.run_id}")
     for path in report.write(doc, folder, args.formats, force=args.force):
-        sys.stdout.write(f"{path}\n")
+        render.line(str(path))
     return ExitCode.OK
 
 
@@ -178,6 +177,6 @@ def handle_cost(args: argparse.Namespace) -> int:
     doc = cost_document(args, now())
     folder = args.output if args.output is not None else Path("gpurack-cost")
     for path in cost_page.write(doc, folder, args.formats, force=args.force):
-        sys.stdout.write(f"{path}\n")
-    sys.stdout.write(cost_page.summary_line(doc) + "\n")
+        render.line(str(path))
+    render.line(cost_page.summary_line(doc))
     return ExitCode.OK

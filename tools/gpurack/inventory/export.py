@@ -12,6 +12,10 @@ from typing import Any
 
 from gpurack.records import ExportRow, NodeHead
 
+# A spreadsheet evaluates a cell that starts with one of these as a formula (OWASP, "CSV
+# Injection"): `=HYPERLINK(...)` in a recorded kernel string would run when the export is opened.
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
 CSV_FIELDS = [
     "host",
     "pool",
@@ -45,8 +49,19 @@ def export_csv(rows: Sequence[ExportRow]) -> str:
     writer = csv.DictWriter(buffer, fieldnames=CSV_FIELDS, lineterminator="\n")
     writer.writeheader()
     for row in rows:
-        writer.writerow(_csv_row(row))
+        writer.writerow({field: csv_cell(cell) for field, cell in _csv_row(row).items()})
     return buffer.getvalue()
+
+
+def csv_cell(cell: Any) -> Any:
+    """A CSV cell that no spreadsheet runs: text starting like a formula gets a leading `'`.
+
+    This is OWASP's neutralisation; numbers stay numbers (a count is never text that starts
+    with `-`), and the quote shows in the cell, so nothing is hidden from the reader.
+    """
+    if isinstance(cell, str) and cell.startswith(_FORMULA_STARTS):
+        return "'" + cell
+    return cell
 
 
 def _iso(value: datetime | None) -> str | None:
