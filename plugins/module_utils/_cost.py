@@ -21,6 +21,7 @@ this module's concern. Stdlib only: the acceptance filter runs it in the playboo
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -111,6 +112,26 @@ class Cost:
         return self.total / self.accepted_units if self.accepted_units > 0 else None
 
 
+def _money(amount: float) -> bool:
+    """A price or cost that can be added up: finite and not negative."""
+    return math.isfinite(amount) and amount >= 0
+
+
+def amount(value: object, positive: bool = False) -> float | None:
+    """`value` as a price, cost or threshold read from an inventory, or None when it is none:
+    a bool, text, NaN, infinity, a number too large for a float, a negative one (or 0 when
+    `positive`)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    if not _money(number) or (positive and number == 0):
+        return None
+    return number
+
+
 def _checked(
     window: Window, capacity: Mapping[str, int], allocations: Sequence[Allocation], prices: Prices
 ) -> None:
@@ -124,10 +145,10 @@ def _checked(
         price = prices.gpu_hour.get(pool)
         if price is None:
             raise CostError(f"pool {pool}: no price per GPU-hour (gpurack_pool.cost.gpu_hour)")
-        if price < 0:
-            raise CostError(f"pool {pool}: gpu_hour cannot be negative, got {price}")
+        if not _money(price):
+            raise CostError(f"pool {pool}: gpu_hour must be a finite number of at least 0, got {price}")
     for name, value in prices.monthly.items():
-        if name not in SITE_COSTS or value < 0:
+        if name not in SITE_COSTS or not _money(value):
             raise CostError(f"site cost {name}={value}: one of {', '.join(SITE_COSTS)}, not negative")
     for a in allocations:
         if a.end < a.start or a.gpus < 0 or a.units < 0:
@@ -211,8 +232,8 @@ def against(result: Cost, baseline: Baseline) -> BaselineComparison:
     Raises:
         CostError: a negative baseline price.
     """
-    if baseline.price < 0:
-        raise CostError(f"the baseline price cannot be negative, got {baseline.price}")
+    if not _money(baseline.price):
+        raise CostError(f"the baseline price must be a finite number of at least 0, got {baseline.price}")
     if baseline.kind == "gpu_hour":
         work = sum(p.useful_gpu_hours for p in result.pools)
     else:

@@ -21,16 +21,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._cost import SITE_COSTS, CostError
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._cost import SITE_COSTS, CostError, amount
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks import validate_expect
 
 SITE_VARIABLE = "gpurack_site_costs"
 
 
 def _number(value: object, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-        raise CostError(f"{where} must be a number of at least 0, got {value!r}")
-    return float(value)
+    number = amount(value)
+    if number is None:
+        raise CostError(f"{where} must be a finite number of at least 0, got {value!r}")
+    return number
 
 
 def site_costs(values: object) -> tuple[dict[str, float], str]:

@@ -58,9 +58,13 @@ def test_without_site_costs_only_the_gpus_are_priced(tmp_path: Path) -> None:
     ("pools", "site", "message"),
     [
         ({"h100": _pool("h100", 8, None)}, None, r"pool h100 \(h100-1\): no gpurack_pool.cost.gpu_hour"),
-        ({"h100": _pool("h100", 8, -1)}, None, "gpu_hour must be a number of at least 0, got -1"),
+        ({"h100": _pool("h100", 8, -1)}, None, "gpu_hour must be a finite number of at least 0, got -1"),
         ({"h100": _pool("h100", 8)}, {"coffee": 10}, "gpurack_site_costs: unknown key\\(s\\) coffee"),
-        ({"h100": _pool("h100", 8)}, {"network": "lots"}, "gpurack_site_costs.network must be a number"),
+        (
+            {"h100": _pool("h100", 8)},
+            {"network": "lots"},
+            "gpurack_site_costs.network must be a finite number",
+        ),
         ({"h100": _pool("h100", 8)}, [1, 2], "gpurack_site_costs must be a mapping"),
     ],
 )

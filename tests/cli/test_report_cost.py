@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+import sqlite3
 import xml.etree.ElementTree as ET
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -14,13 +15,23 @@ from typing import Any
 
 import pytest
 import yaml
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._cost import Outcome, Window
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._cost import (
+    CostError,
+    Outcome,
+    Window,
+    amount,
+)
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._cost_inputs import (
+    pools_from_hosts,
+    site_costs,
+)
 from cli_helpers import invoke
 from gpurack.commands import report as report_command
 from gpurack.inventory import AcceptanceRecord, RunRecord, open_store
 from gpurack.report import charts, cost
 from gpurack.report.cost_page import CHARTS, chart_svgs, documents, markdown, money
 from kueue_objects import admitted
+from markdown_it import MarkdownIt
 
 T0 = datetime(2026, 12, 1, 10, tzinfo=UTC)
 SINCE, UNTIL = "2026-12-01T10:00:00Z", "2026-12-01T20:00:00Z"
@@ -249,3 +260,123 @@ def test_the_page_carries_both_charts_and_markdown_links_them(tmp_path: Path) ->
     assert "| **total** |" in markdown(doc)
     assert all(f"]({name})" in texts["cost.md"] for name in CHARTS.values())
     assert texts[CHARTS["queue"]] == chart_svgs(doc)["queue"]
+
+
+# Money and time that cannot be (issue #32, class 5).
+
+
+@pytest.mark.parametrize(
+    "value", [float("nan"), float("inf"), float("-inf"), -1, -0.01, 10**400, True, "5", None, [2.0]]
+)
+def test_a_price_that_is_no_money_is_refused(value: object) -> None:
+    assert amount(value) is None
+    hosts = {"h-1": {"gpurack_pool": {"name": "h", "cost": {"gpu_hour": value}}}}
+    with pytest.raises(CostError, match="must be a finite number of at least 0"):
+        pools_from_hosts(hosts)
+    with pytest.raises(CostError, match="must be a finite number"):
+        site_costs({"network": value})
+
+
+def test_money_is_finite_and_not_negative_and_zero_only_where_allowed() -> None:
+    assert [amount(v) for v in (0, 2.5, 10**6)] == [0.0, 2.5, 1e6]
+    assert amount(0, positive=True) is None
+
+
+@pytest.mark.parametrize(
+    ("since", "message"),
+    [
+        ("999999999999999999d", "ago is before the year 1"),
+        ("99999999999999h", "ago is before the year 1"),
+        ("0001-01-01T00:00:00+01:00", "outside the years 1 to 9999"),
+        ("9" * 5000 + "d", "not a time"),
+    ],
+)
+def test_a_time_no_calendar_holds_is_one_line_and_exit_64(
+    tmp_path: Path, db: str, capsys: pytest.CaptureFixture[str], since: str, message: str
+) -> None:
+    result = invoke(capsys, "report", "cost", "-i", _inventory(tmp_path), "--db", db, "--since", since)
+    assert result.code == 64 and message in result.err, result
+    assert len(result.err.splitlines()) == 1
+
+
+def _cost(tmp_path: Path, db: str, capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, Any]:
+    out = tmp_path / "out"
+    result = invoke(capsys, "report", "cost", "-i", _inventory(tmp_path), "--db", db, "--output", out, *argv)
+    assert result.code == 0, result.err
+    return dict(json.loads((out / "cost.json").read_text()))
+
+
+def test_a_window_into_the_future_is_costed_up_to_now_and_says_so(
+    tmp_path: Path, db: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(report_command, "now", lambda: NOW)
+    doc = _cost(tmp_path, db, capsys, "--since", SINCE, "--until", "2026-12-08T22:00:00Z")
+    assert doc["window"]["until"] == "2026-12-01T22:00:00Z" and doc["window"]["hours"] == 12
+    assert doc["window"]["clipped"] == [
+        "the window ends in the future (2026-12-08T22:00:00Z): costed up to now (2026-12-01T22:00:00Z)"
+    ]
+    assert doc["gpu_hours"]["capacity"] == 18 * 12  # not a week of idle GPUs
+    assert "Window clipped: the window ends in the future" in (tmp_path / "out/cost.md").read_text()
+
+
+def test_a_window_before_anything_was_recorded_starts_at_the_first_record(
+    tmp_path: Path, db: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(report_command, "now", lambda: NOW)
+    doc = _cost(tmp_path, db, capsys, "--since", "2020-01-01", "--until", UNTIL)
+    assert doc["window"]["since"] == "2026-12-01T09:00:00Z"  # accept-c, the first record
+    assert doc["window"]["clipped"][0].startswith("nothing was recorded before 2026-12-01T09:00:00Z")
+
+
+def test_a_window_with_nothing_recorded_at_all_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = f"sqlite:///{tmp_path / 'empty.db'}"
+    with open_store(url):
+        pass
+    result = invoke(capsys, "report", "cost", "-i", _inventory(tmp_path), "--db", url)
+    assert result.code == 64 and "nothing to cost" in result.err, result
+
+
+def test_impossible_records_are_listed_not_priced_and_not_dropped(
+    tmp_path: Path, db: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(report_command, "now", lambda: NOW)
+    with open_store(db) as store:
+        huge = _run("accept-huge", "h200", 900, (2, 4), ("accepted", 10.0))  # the pool has 2 GPUs
+        store.record_acceptance(RunRecord(kind="accept", source="inventory:x", started=huge.started), huge)
+        backwards = _run("accept-back", "h100", 2, (5, 6), ("failed", 0.0))
+        store.record_acceptance(
+            RunRecord(kind="accept", source="inventory:x", started=backwards.started), backwards
+        )
+    # A damaged or clock-skewed record: it ends an hour before it starts.
+    with sqlite3.connect(db.removeprefix("sqlite:///")) as raw:
+        raw.execute(
+            "UPDATE acceptance_runs SET finished = '2026-12-01 14:00:00.000000' WHERE name = 'accept-back'"
+        )
+    doc = _cost(tmp_path, db, capsys, "--since", SINCE, "--until", UNTIL)
+    why = {row["name"]: row["why"] for row in doc["impossible"]}
+    assert why == {
+        "accept-huge": "it holds 900 GPUs, more than pool h200 has (2)",
+        "accept-back": "it ends (2026-12-01T14:00:00Z) before it starts (2026-12-01T15:00:00Z)",
+    }
+    assert {j["name"] for j in doc["jobs"]} == {"accept-a", "accept-b", "accept-c"}
+    assert doc["gpu_hours"]["allocated"] <= doc["gpu_hours"]["capacity"]
+    page = (tmp_path / "out/cost.md").read_text()
+    assert "## Impossible records (listed, not priced)" in page and "more than pool h200 has" in page
+
+
+def test_the_currency_is_text_in_markdown_and_html(tmp_path: Path) -> None:
+    doc = {**_doc(tmp_path), "currency": "<b>EUR</b> | =1+1 [x](javascript:alert(1))"}
+    texts = documents(doc, ("md", "html"))
+    tokens = MarkdownIt("commonmark").enable(["table"]).parse(texts["cost.md"])
+    kinds = {t.type for token in tokens for t in [token, *(token.children or [])]}
+    assert not kinds & {"link_open", "html_inline", "html_block"}, kinds
+    assert "<b>" not in texts["cost.md"]
+    assert "<b>EUR</b>" not in texts["cost.html"]
+
+
+def test_cost_json_never_holds_nan_or_infinity(tmp_path: Path) -> None:
+    doc = {**_doc(tmp_path), "effective_cost": float("inf")}
+    with pytest.raises(ValueError, match="not JSON compliant"):
+        documents(doc, ("json",))

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._cost import Baseline
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._cost import Baseline, amount
 
 VARIABLE = "gpurack_acceptance"
 # Threshold name -> True when the figure must be at most the threshold, False: at least.
@@ -64,15 +64,11 @@ class Settings:
 
 
 def _number(value: Any, where: str, positive: bool = False) -> float:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float))
-        or value < 0
-        or (positive and value == 0)
-    ):
+    number = amount(value, positive)
+    if number is None:
         floor = "above 0" if positive else "at least 0"
-        raise SettingsError(f"{VARIABLE}.{where} must be a number {floor}, got {value!r}")
-    return float(value)
+        raise SettingsError(f"{VARIABLE}.{where} must be a finite number {floor}, got {value!r}")
+    return number
 
 
 def _unknown(given: Mapping[str, Any], allowed: Any, where: str) -> None:

@@ -19,7 +19,7 @@ from gpurack.inventory import open_store
 from gpurack.report import cost, cost_page
 
 COST = "cost"
-_AGO = re.compile(r"^(\d+)([mhd])$")
+_AGO = re.compile(r"^(\d{1,18})([mhd])$")
 _UNITS = {"m": "minutes", "h": "hours", "d": "days"}
 DEFAULT_SPAN = timedelta(days=7)
 
@@ -44,6 +44,14 @@ def _formats_arg(text: str) -> tuple[str, ...]:
     return formats
 
 
+def _back(moment: datetime, span: timedelta) -> datetime:
+    """`moment - span`, refused when that is before the year 1."""
+    try:
+        return moment - span
+    except OverflowError:
+        raise UsageError(f"{span.days} days before {moment.date()} is before the year 1") from None
+
+
 def moment(text: str, now: datetime) -> datetime:
     """An ISO 8601 date or time (UTC when it names no zone), or `30m`, `12h`, `7d` before now.
 
@@ -52,14 +60,21 @@ def moment(text: str, now: datetime) -> datetime:
     """
     ago = _AGO.match(text.strip())
     if ago:
-        return now - timedelta(**{_UNITS[ago.group(2)]: int(ago.group(1))})
+        try:
+            span = timedelta(**{_UNITS[ago.group(2)]: int(ago.group(1))})
+        except OverflowError:
+            raise UsageError(f"{text.strip()} ago is before the year 1") from None
+        return _back(now, span)
     try:
         parsed = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     except ValueError:
         raise UsageError(
             f"not a time: {text!r} (an ISO 8601 date or time such as 2026-12-01T08:00Z, or 30m, 12h, 7d ago)"
         ) from None
-    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+    try:
+        return parsed.astimezone(UTC) if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+    except OverflowError:
+        raise UsageError(f"not a time: {text!r} is outside the years 1 to 9999 in UTC") from None
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -152,19 +167,23 @@ def cost_document(args: argparse.Namespace, at: datetime) -> dict[str, Any]:
         raise UsageError("gpurack report cost needs -i INVENTORY (the pools' prices and the site's costs)")
     inventory = project.resolve_inventory(args.inventory)
     until = moment(args.until, at) if args.until else at
-    since = moment(args.since, at) if args.since else until - DEFAULT_SPAN
+    since = moment(args.since, at) if args.since else _back(until, DEFAULT_SPAN)
     if since >= until:
         raise UsageError(f"--since ({since.isoformat()}) must be before --until ({until.isoformat()})")
     inputs = cost_inventory.read(inventory)
+    baseline = _baseline(inventory)
     with open_store(args.db, create=False) as store:
         runs = store.acceptance_runs(since, until)
+        first = store.first_recorded()
     jobs = cost.from_runs(runs)
     sources = [cost.SOURCE_ACCEPTANCE]
     if args.kueue:
         workloads = queue.fetch(kubeconfig(args.kubeconfig, args.inventory)).workloads
         jobs += cost.from_workloads(workloads, {view.record.name for view in runs}, at)
         sources.append(cost.SOURCE_KUEUE)
-    return cost.build(Window(since, until), inputs, jobs, _baseline(inventory), sources)
+    starts = [moment for moment in (first, *(job.allocation.start for job in jobs)) if moment is not None]
+    window, clipped = cost.observed(Window(since, until), at, min(starts, default=None))
+    return cost.build(window, inputs, jobs, baseline, sources, clipped=clipped)
 
 
 def now() -> datetime:

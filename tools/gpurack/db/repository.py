@@ -100,6 +100,16 @@ class Repository:
         with self.database.reading() as session:
             return [_acceptance_view(row) for row in session.scalars(query)]
 
+    def first_recorded(self) -> datetime | None:
+        """The earliest start of any recorded run or acceptance run; None when nothing is recorded."""
+        with self.database.reading() as session:
+            starts = [
+                session.scalar(select(func.min(Run.started))),
+                session.scalar(select(func.min(AcceptanceRun.started))),
+            ]
+        known = [moment for moment in starts if isinstance(moment, datetime)]
+        return min(known, default=None)
+
     def hosts(self) -> list[str]:
         with self.database.reading() as session:
             return list(session.scalars(select(Node.host).order_by(Node.host)))

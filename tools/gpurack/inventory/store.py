@@ -119,6 +119,10 @@ class Store:
         """The acceptance runs whose GPUs were held in [since, until), oldest first."""
         return self._repo.acceptance_runs(since, until)
 
+    def first_recorded(self) -> datetime | None:
+        """When the inventory started observing: the earliest recorded start, None before any record."""
+        return self._repo.first_recorded()
+
     def set_k8s_node_name(self, host: str, name: str) -> None:
         """Remember the Kubernetes node name of `host` (once it joined a cluster).
 

@@ -172,6 +172,53 @@ def allocation_steps(jobs: Sequence[Job], window: Window) -> dict[str, list[tupl
     return steps
 
 
+def observed(requested: Window, now: datetime, first: datetime | None) -> tuple[Window, list[str]]:
+    """The part of the requested window that was observed, and a note for each end moved.
+
+    Nothing after `now` has been observed, and nothing before `first`, the earliest moment
+    the inventory database or the cluster recorded: pricing either would count GPUs as idle
+    that nobody watched.
+
+    Raises:
+        UsageError: no part of the window was observed.
+    """
+    since, until, notes = requested.since, requested.until, []
+    if until > now:
+        until = now
+        ends = _iso(requested.until)
+        notes.append(f"the window ends in the future ({ends}): costed up to now ({_iso(now)})")
+    if first is None:
+        raise UsageError("nothing to cost: the inventory database records no run and no allocation was read")
+    if since < first:
+        since = first
+        starts = _iso(requested.since)
+        notes.append(f"nothing was recorded before {_iso(first)}: costed from then, not from {starts}")
+    if until <= since:
+        raise UsageError(
+            f"nothing was observed from {_iso(requested.since)} to {_iso(requested.until)}: "
+            f"records start at {_iso(first)} and end now, {_iso(now)}"
+        )
+    return Window(since, until), notes
+
+
+def impossible(job: Job, capacity: Mapping[str, int]) -> str | None:
+    """Why a recorded allocation cannot have happened, or None: such a job is listed, not priced."""
+    a = job.allocation
+    if a.end < a.start:
+        return f"it ends ({_iso(a.end)}) before it starts ({_iso(a.start)})"
+    if a.gpus < 0 or a.units < 0:
+        return f"a negative count ({a.gpus} GPUs, {a.units} units)"
+    if a.pool not in capacity:
+        return f"pool {a.pool} is not in the inventory"
+    if a.gpus > capacity[a.pool]:
+        return f"it holds {a.gpus} GPUs, more than pool {a.pool} has ({capacity[a.pool]})"
+    return None
+
+
+def _touches(a: Allocation, window: Window) -> bool:
+    return min(a.start, a.end) < window.until and max(a.start, a.end) > window.since
+
+
 def _pool_rows(result: Cost) -> list[dict[str, Any]]:
     return [
         {k: round(v, 6) if isinstance(v, float) else v for k, v in asdict(p).items()} for p in result.pools
@@ -208,13 +255,19 @@ def build(
     jobs: Sequence[Job],
     baseline: Baseline | None,
     sources: Sequence[str],
+    *,
+    clipped: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """The cost document of `window` over `jobs`.
+    """The cost document of `window` over `jobs`; `clipped` says how the window was narrowed.
+
+    A job that cannot have happened (`impossible`) is listed with its reason and not priced.
 
     Raises:
-        UsageError: the allocations cannot be costed (a pool the inventory does not have, ...).
+        UsageError: the inputs cannot be costed.
     """
-    inside = [job for job in jobs if job.allocation.hours_in(window) > 0]
+    reasons = {id(job): impossible(job, inputs.capacity) for job in jobs}
+    refused = [job for job in jobs if reasons[id(job)] and _touches(job.allocation, window)]
+    inside = [job for job in jobs if not reasons[id(job)] and job.allocation.hours_in(window) > 0]
     try:
         result = cost(window, inputs.capacity, [job.allocation for job in inside], inputs.prices)
         comparison = against(result, baseline) if baseline is not None else None
@@ -223,7 +276,12 @@ def build(
     pools = _pool_rows(result)
     return {
         "kind": KIND,
-        "window": {"since": _iso(window.since), "until": _iso(window.until), "hours": round(window.hours, 6)},
+        "window": {
+            "since": _iso(window.since),
+            "until": _iso(window.until),
+            "hours": round(window.hours, 6),
+            "clipped": list(clipped),
+        },
         "currency": inputs.currency,
         "sources": list(sources),
         "terms": _terms(result),
@@ -243,6 +301,10 @@ def build(
             "ratio": None if comparison.ratio is None else round(comparison.ratio, 4),
         },
         "jobs": [_job_row(job, window) for job in sorted(inside, key=lambda j: j.allocation.start)],
+        "impossible": [
+            {**_job_row(job, window), "gpu_hours_in_window": 0.0, "why": reasons[id(job)]}
+            for job in sorted(refused, key=lambda j: j.allocation.start)
+        ],
         "allocation": allocation_steps(inside, window),
         "capacity": dict(sorted(inputs.capacity.items())),
     }

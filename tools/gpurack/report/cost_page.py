@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from gpurack import formatting, outfile
-from gpurack.mdtext import escape
+from gpurack.mdtext import escape, escape_text
 from gpurack.report import charts
 from gpurack.report.page import environment
 
@@ -121,7 +121,7 @@ def _job_row(job: Mapping[str, Any]) -> list[str]:
 
 def markdown(doc: Mapping[str, Any]) -> str:
     """cost.md: the terms of the formula, the pools, the jobs, and links to the charts."""
-    cur, window = doc["currency"], doc["window"]
+    cur, window = escape_text(doc["currency"]), doc["window"]
     terms = doc["terms"]
     lines = [
         "# gpurack cost",
@@ -129,6 +129,8 @@ def markdown(doc: Mapping[str, Any]) -> str:
         f"{formatting.timestamp(window['since'])} to {formatting.timestamp(window['until'])} "
         f"({formatting.duration(window['hours'] * 3600)}); allocations from {', '.join(doc['sources'])}.",
         "",
+        *(f"- Window clipped: {escape(note)}." for note in window["clipped"]),
+        *([""] if window["clipped"] else []),
         f"**{escape(summary_line(doc))}**",
         "",
         "`effective_cost = (compute + network + storage + support + idle + failed_runs + operations)"
@@ -164,6 +166,22 @@ def markdown(doc: Mapping[str, Any]) -> str:
         lines += _table(JOB_HEAD, [_job_row(j) for j in doc["jobs"]])
     else:
         lines.append("No GPU allocation in this window.")
+    if doc["impossible"]:
+        lines += ["", "## Impossible records (listed, not priced)", ""]
+        lines += _table(
+            ["job", "pool", "GPUs", "start", "end", "why"],
+            [
+                [
+                    f"{escape(j['namespace'])}/{escape(j['name'])}",
+                    escape(j["pool"]),
+                    formatting.number(j["gpus"]),
+                    formatting.timestamp(j["start"]),
+                    formatting.timestamp(j["end"]),
+                    escape(j["why"]),
+                ]
+                for j in doc["impossible"]
+            ],
+        )
     for key, title in (("queue", "Queue wait per job"), ("allocation", "GPUs allocated per pool")):
         lines += ["", f"![{title}]({CHARTS[key]})"]
     lines.append("")
@@ -194,7 +212,8 @@ def documents(doc: Mapping[str, Any], formats: Sequence[str]) -> dict[str, str]:
     """The file names and texts for `formats` (md also brings the charts it links)."""
     texts: dict[str, str] = {}
     if "json" in formats:
-        texts[FILES["json"]] = json.dumps(doc, indent=2) + "\n"
+        # allow_nan=False: NaN and Infinity are not JSON; the inputs refuse them, and this says so loudly.
+        texts[FILES["json"]] = json.dumps(doc, indent=2, allow_nan=False) + "\n"
     if "md" in formats:
         texts[FILES["md"]] = markdown(doc)
         texts.update({CHARTS[key]: svg for key, svg in chart_svgs(doc).items()})

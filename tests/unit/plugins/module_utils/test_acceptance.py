@@ -206,11 +206,11 @@ def test_a_node_without_the_pool_label_fails_the_labels_row() -> None:
         ([], "must be a mapping"),
         ({"window": 3}, "unknown key(s) window"),
         ({"thresholds": {"queue_wait": 3}}, "unknown key(s) queue_wait"),
-        ({"window_s": 0}, "window_s must be a number above 0"),
+        ({"window_s": 0}, "window_s must be a finite number above 0"),
         ({"checkpoint_interval_steps": True}, "whole number of at least 1"),
         ({"baseline": {"kind": "token", "price": 1}}, "baseline.kind must be one of gpu_hour, unit"),
-        ({"baseline": {"kind": "unit", "price": -1}}, "baseline.price must be a number at least 0"),
-        ({"thresholds": {"restore_s": "fast"}}, "thresholds.restore_s must be a number"),
+        ({"baseline": {"kind": "unit", "price": -1}}, "baseline.price must be a finite number at least 0"),
+        ({"thresholds": {"restore_s": "fast"}}, "thresholds.restore_s must be a finite number"),
     ],
 )
 def test_malformed_settings_name_the_key(value: Any, message: str) -> None:
