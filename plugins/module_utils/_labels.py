@@ -16,6 +16,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_models import resolve_model
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._k8s_names import (
+    LABEL_VALUE_MAX,
+    dns_label_error,
+    is_label_value,
+    label_key_syntax_error,
+)
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._sharing import SHARING_KEYS, sharing_errors
 
 PREFIX = "gpurack.io/"
@@ -33,10 +39,6 @@ DERIVED_KEYS = tuple(
     f"{PREFIX}{k}" for k in ("pool", "accelerator", "topology", "fabric", "workload", "sharing")
 )
 
-_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_NAME_MAX = 63
-_PREFIX_MAX = 253
 _NV_LINK = re.compile(r"^NV\d+$")
 
 
@@ -44,36 +46,16 @@ class LabelError(ValueError):
     """A label, taint or pool definition is invalid; the message says which and why."""
 
 
-def _prefix_error(prefix: str) -> str | None:
-    if len(prefix) > _PREFIX_MAX:
-        return f"prefix {prefix!r} is longer than {_PREFIX_MAX} characters"
-    if not all(_DNS_LABEL.match(part) for part in prefix.split(".")):
-        return f"prefix {prefix!r} is not a DNS subdomain (lower-case letters, digits, '-', '.')"
-    return None
-
-
 def _restricted(prefix: str) -> bool:
     return any(prefix == d or prefix.endswith(f".{d}") for d in ("kubernetes.io", "k8s.io"))
 
 
 def label_key_error(key: object, *, allow_restricted: bool = False) -> str | None:
-    """Why `key` is not a usable label key, or None when it is."""
-    if not isinstance(key, str) or not key:
-        return f"label key {key!r} must be a non-empty string"
-    prefix, _, name = key.rpartition("/")
-    if "/" in prefix:
-        return f"label key {key!r} has more than one '/'"
-    if key.endswith("/") or (not name):
-        return f"label key {key!r} has an empty name part"
-    if key.startswith("/"):
-        return f"label key {key!r} has an empty prefix before '/'"
-    if prefix and (err := _prefix_error(prefix)):
-        return f"label key {key!r}: {err}"
-    if len(name) > _NAME_MAX or not _NAME.match(name):
-        return (
-            f"label key {key!r}: name part must be at most {_NAME_MAX} characters of [A-Za-z0-9-_.], "
-            "starting and ending with a letter or digit"
-        )
+    """Why `key` is not a usable label key, or None when it is: Kubernetes' syntax
+    (_k8s_names), and none of Kubernetes' own prefixes unless `allow_restricted`."""
+    if err := label_key_syntax_error(key):
+        return err
+    prefix = str(key).rpartition("/")[0]
     if prefix and not allow_restricted and _restricted(prefix):
         if prefix == "node-role.kubernetes.io":
             return f"label key {key!r}: node roles are applied from the controller, not by the pool"
@@ -85,10 +67,10 @@ def label_value_error(value: object) -> str | None:
     """Why `value` is not a valid label value, or None when it is (empty is valid)."""
     if not isinstance(value, str):
         return f"label value {value!r} must be a string"
-    if value and (len(value) > _NAME_MAX or not _NAME.match(value)):
+    if not is_label_value(value):
         return (
-            f"label value {value!r} must be empty or at most {_NAME_MAX} characters of [A-Za-z0-9-_.], "
-            "starting and ending with a letter or digit"
+            f"label value {value!r} must be empty or at most {LABEL_VALUE_MAX} characters of "
+            "[A-Za-z0-9-_.], starting and ending with a letter or digit"
         )
     return None
 
@@ -175,20 +157,6 @@ def unknown_key_errors(where: str, given: Mapping[Any, Any], known: tuple[str, .
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         errors.append(f"{where}: unknown key {key!r}{hint}; known keys: {', '.join(known)}")
     return errors
-
-
-def dns_label_error(where: str, name: object, example: str) -> str | None:
-    """Why `name` is not a DNS label (a pool, a team, a namespace), or None when it is."""
-    if name in (None, ""):
-        return f"{where} is required (a DNS label such as {example!r})"
-    if not isinstance(name, str):
-        return f"{where} must be a string (a DNS label such as {example!r}), got {name!r}"
-    if len(name) > _NAME_MAX or not _DNS_LABEL.match(name):
-        return (
-            f"{where}: {name!r} must be a DNS label: at most {_NAME_MAX} lower-case letters, "
-            "digits and '-', starting and ending with a letter or digit"
-        )
-    return None
 
 
 def _pool_name_errors(pool: Mapping[Any, Any]) -> list[str]:

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.common import MANAGED_BY
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.model import KUEUE_NAMESPACE
 
 SA_NAME = "gpurack-prometheus"
 TOKEN_SECRET = f"{SA_NAME}-token"
@@ -54,7 +55,7 @@ class ScrapeOptions:
     kubelet_insecure_skip_verify: bool = False
     kueue_address: str = ""
     kueue_port: int = 8443
-    kueue_namespace: str = "kueue-system"
+    kueue_namespace: str = KUEUE_NAMESPACE
     kueue_service: str = "kueue-controller-manager-metrics-service"
     kueue_ca_file: str = ""
     kueue_insecure_skip_verify: bool = False

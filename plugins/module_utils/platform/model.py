@@ -15,6 +15,10 @@ DEFAULT_COHORT = "site"
 # The namespaces of the observability and gpu_operator sections (the roles' variables of these names).
 DEFAULT_OBSERVABILITY_NAMESPACE = "gpurack-observability"
 DEFAULT_GPU_OPERATOR_NAMESPACE = "gpu-operator"
+# Where the kueue role installs Kueue's controller (its release manifest names it).
+KUEUE_NAMESPACE = "kueue-system"
+# Kubernetes' own namespaces.
+KUBERNETES_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 DEFAULT_STORAGE = "1Ti"
 DEFAULT_VOLUME_CLAIMS = 20
 _DEFAULT_STORAGE = quantity.parse(DEFAULT_STORAGE)
@@ -167,6 +171,12 @@ class Site:
     def pool(self, name: str) -> Pool:
         return next(p for p in self.pools if p.name == name)
 
+    @property
+    def platform_namespaces(self) -> frozenset[str]:
+        """Every namespace the platform renders into or installs into (no team may take one)."""
+        store = self.object_store
+        return platform_namespaces(self.observability_namespace, self.gpu_operator_namespace, store)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "teams": [t.to_dict() for t in self.teams],
@@ -178,3 +188,15 @@ class Site:
             "observability_namespace": self.observability_namespace,
             "gpu_operator_namespace": self.gpu_operator_namespace,
         }
+
+
+def platform_namespaces(
+    observability_namespace: str, gpu_operator_namespace: str, object_store: ObjectStore | None
+) -> frozenset[str]:
+    """Kubernetes' own namespaces, Kueue's, observability's, the GPU Operator's and an in-cluster
+    object store's: the renderers put objects there, so a team namespace of that name would get
+    the team's RBAC, quota and default-deny policies on top of the platform's own pods."""
+    store = (object_store.namespace,) if object_store is not None and object_store.namespace else ()
+    return frozenset(
+        (*KUBERNETES_NAMESPACES, KUEUE_NAMESPACE, observability_namespace, gpu_operator_namespace, *store)
+    )

@@ -6,32 +6,24 @@ gpurack_object_store and gpurack_priority_classes, each checked with a message n
 from __future__ import annotations
 
 import ipaddress
-import re
 from collections.abc import Mapping
 
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._k8s_names import (
+    dns_label_error,
+    dns_subdomain_error,
+    label_value_error,
+)
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.model import (
     DEFAULT_PRIORITY_CLASSES,
     ObjectStore,
     PriorityClass,
 )
 
-_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_SUBDOMAIN_MAX = 253
 _INT32_MAX = 2**31 - 1
 _PORT_MAX = 65535
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 # How Ansible reads a boolean written as a string in inventory.
 _TRUE = ("true", "yes", "on", "1")
 _FALSE = ("false", "no", "off", "0")
-
-
-def subdomain_error(where: str, name: object) -> str | None:
-    """Why `name` is not a DNS subdomain (a Kubernetes object name), or None."""
-    if not isinstance(name, str) or not name:
-        return f"{where} must be a non-empty string (a DNS subdomain such as 'site'), got {name!r}"
-    if len(name) > _SUBDOMAIN_MAX or not _SUBDOMAIN.match(name):
-        return f"{where}: {name!r} must be a DNS subdomain: lower-case letters, digits, '-' and '.'"
-    return None
 
 
 def overcommit_from(raw: object) -> bool:
@@ -67,8 +59,8 @@ def object_store_from(raw: object) -> ObjectStore | None:
         known = ", ".join(sorted(_STORE_KEYS | _STORE_ROLE_KEYS))
         raise ValueError(f"gpurack_object_store must be a mapping of {known}, got {raw!r}")
     namespace = raw.get("namespace")
-    if namespace is not None and (not isinstance(namespace, str) or not _DNS_LABEL.match(namespace)):
-        raise ValueError(f"gpurack_object_store.namespace: {namespace!r} must be a namespace name")
+    if namespace is not None and (err := dns_label_error("gpurack_object_store.namespace", namespace, "s3")):
+        raise ValueError(err)
     labels = raw.get("pod_labels") or {}
     if not isinstance(labels, Mapping) or not all(isinstance(v, str) for v in labels.values()):
         raise ValueError(
@@ -116,7 +108,10 @@ def priority_classes_from(raw: object) -> tuple[PriorityClass, ...]:
         where = f"gpurack_priority_classes[{index}]"
         if not isinstance(entry, Mapping) or set(entry) - {"name", "value", "description"}:
             raise ValueError(f"{where} must be a mapping of name, value and description, got {entry!r}")
-        if err := subdomain_error(f"{where}.name", entry.get("name")):
+        # The name is a WorkloadPriorityClass's and the value of jobs' priority-class label.
+        name = entry.get("name")
+        err = dns_subdomain_error(f"{where}.name", name, "training")
+        if err := err or label_value_error(f"{where}.name", name):
             raise ValueError(err)
         value = entry.get("value")
         if isinstance(value, bool) or not isinstance(value, int) or abs(value) > _INT32_MAX:

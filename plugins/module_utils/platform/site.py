@@ -12,6 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._k8s_names import (
+    dns_label_error,
+    dns_subdomain_error,
+)
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._labels import pool_errors
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks import validate_expect
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.model import (
@@ -25,12 +29,12 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.model i
     Resources,
     Site,
     Team,
+    platform_namespaces,
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.settings import (
     object_store_from,
     overcommit_from,
     priority_classes_from,
-    subdomain_error,
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.teams import team_from
 
@@ -134,14 +138,19 @@ def _site(pools: tuple[Pool, ...], errors: list[str], **raw: Any) -> Site:
     """Check the site-wide settings and the teams against `pools`; raise with every error found."""
     cohort = raw["cohort"]
     namespaces = {key: raw[key] for key in ("observability_namespace", "gpu_operator_namespace")}
-    for where, name in (("gpurack_cohort", cohort), *namespaces.items()):
-        if err := subdomain_error(where, name):
+    if err := dns_subdomain_error("gpurack_cohort", cohort, "site"):
+        errors.append(err)
+    for where, name in namespaces.items():
+        if err := dns_label_error(where, name, "gpurack-observability"):
             errors.append(err)
     overcommit = _checked(errors, overcommit_from, raw["overcommit"], False)
     store = _checked(errors, object_store_from, raw["object_store"], None)
     no_classes: tuple[PriorityClass, ...] = ()
     classes = _checked(errors, priority_classes_from, raw["priority_classes"], no_classes)
-    teams = _teams(raw["teams"], {p.name for p in pools}, {c.name for c in classes}, errors)
+    platform = platform_namespaces(
+        str(namespaces["observability_namespace"]), str(namespaces["gpu_operator_namespace"]), store
+    )
+    teams = _teams(raw["teams"], {p.name for p in pools}, {c.name for c in classes}, platform, errors)
     unknown = sorted(set(store.teams or ()) - {t.name for t in teams}) if store is not None else []
     if unknown:
         errors.append(f"gpurack_object_store.teams: {', '.join(unknown)} not in gpurack_teams")
@@ -158,7 +167,9 @@ def _site(pools: tuple[Pool, ...], errors: list[str], **raw: Any) -> Site:
     )
 
 
-def _teams(raw: object, pools: set[str], classes: set[str], errors: list[str]) -> tuple[Team, ...]:
+def _teams(
+    raw: object, pools: set[str], classes: set[str], platform: frozenset[str], errors: list[str]
+) -> tuple[Team, ...]:
     if raw is None:
         return ()
     if not isinstance(raw, list):
@@ -166,7 +177,7 @@ def _teams(raw: object, pools: set[str], classes: set[str], errors: list[str]) -
         return ()
     teams: list[Team] = []
     for index, entry in enumerate(raw):
-        team = team_from(entry, index, pools, classes, errors)
+        team = team_from(entry, index, pools, classes, errors, platform=platform)
         if team is None:
             continue
         if any(t.name == team.name for t in teams):

@@ -8,16 +8,15 @@ from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._labels import (
-    dns_label_error,
-    unknown_key_errors,
-)
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._k8s_names import dns_label_error
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._labels import unknown_key_errors
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform import quantity
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.model import (
     DEFAULT_CONTAINER_LIMIT,
     DEFAULT_CONTAINER_REQUEST,
     DEFAULT_STORAGE,
     DEFAULT_VOLUME_CLAIMS,
+    KUBERNETES_NAMESPACES,
     Resources,
     Team,
 )
@@ -46,14 +45,21 @@ POD_SECURITY = ("restricted", "baseline")
 # the team then borrows CPU and memory in the cohort as it borrows GPUs).
 CPU_PER_GPU = quantity.parse("8")
 MEMORY_PER_GPU = quantity.parse("64Gi")
-# Kubernetes' own namespaces: a team cannot take one.
-RESERVED_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 
 def team_from(
-    entry: object, index: int, pools: set[str], classes: set[str], errors: list[str]
+    entry: object,
+    index: int,
+    pools: set[str],
+    classes: set[str],
+    errors: list[str],
+    *,
+    platform: frozenset[str] = frozenset(KUBERNETES_NAMESPACES),
 ) -> Team | None:
-    """The Team of gpurack_teams[index]; None (with its problems added to `errors`) when it is wrong."""
+    """The Team of gpurack_teams[index]; None (with its problems added to `errors`) when it is wrong.
+
+    `platform`: the namespaces the platform itself uses (Site.platform_namespaces), which no
+    team's namespace may be."""
     if not isinstance(entry, Mapping):
         errors.append(f"gpurack_teams[{index}] must be a mapping with name, groups and quota")
         return None
@@ -61,7 +67,7 @@ def team_from(
     name = entry.get("name")
     where = f"team {name}" if isinstance(name, str) and name else f"gpurack_teams[{index}]"
     found.extend(unknown_key_errors(where, entry, TEAM_KEYS))
-    found.extend(_name_errors(where, name))
+    found.extend(_name_errors(where, name, platform))
     groups = _groups(where, entry.get("groups"), found)
     quota = _pool_map(where, "quota", entry.get("quota"), pools, found, complete=True)
     limits = {
@@ -128,11 +134,15 @@ def _container_defaults(
     return found["request"], found["limit"]
 
 
-def _name_errors(where: str, name: object) -> list[str]:
+def _name_errors(where: str, name: object, platform: frozenset[str]) -> list[str]:
+    """The team's name becomes its Namespace (a DNS label), ClusterQueue and LocalQueue."""
     if err := dns_label_error(f"{where}: name", name, "research"):
         return [err]
-    if name in RESERVED_NAMESPACES or str(name).startswith("kube-"):
+    if name in KUBERNETES_NAMESPACES or str(name).startswith("kube-"):
         return [f"{where}: name {name!r} is a namespace Kubernetes keeps for itself"]
+    if name in platform:
+        taken = ", ".join(sorted(platform))
+        return [f"{where}: name {name!r} is a namespace the platform itself uses ({taken})"]
     return []
 
 

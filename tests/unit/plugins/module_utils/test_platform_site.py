@@ -121,7 +121,7 @@ def test_site_from_hostvars_refuses_bad_teams(teams: Any, message: str) -> None:
             "port must be a port from 1 to 65535",
         ),
         ({"gpurack_object_store": {"port": 443}}, "unless namespace names an in-cluster store"),
-        ({"gpurack_object_store": {"namespace": "S3", "port": 443}}, "must be a namespace name"),
+        ({"gpurack_object_store": {"namespace": "S3", "port": 443}}, "must be a DNS label"),
         (
             {"gpurack_object_store": {"cidrs": ["10.0.0.0/24"], "port": 1, "bucket": "x"}},
             "must be a mapping of",
@@ -142,7 +142,7 @@ def test_site_from_hostvars_reports_every_problem_at_once() -> None:
     message = _refused([_team(name="Bad"), _team(priority="urgent")], gpurack_cohort="")
     assert "'Bad' must be a DNS label" in message
     assert "priority 'urgent'" in message
-    assert "gpurack_cohort must be a non-empty string" in message
+    assert "gpurack_cohort is required (a DNS subdomain" in message
 
 
 def test_site_from_hostvars_refuses_a_bad_pool_and_disagreeing_hosts() -> None:
