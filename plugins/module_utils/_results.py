@@ -151,6 +151,37 @@ def node_verdict(results: Iterable[CheckResult | Mapping[str, Any]]) -> Verdict:
     return overall(verdict_of(r) for r in results)
 
 
+# The component of results about a validation's inputs (the expectations file, the capture's
+# encoding): they say how the node was read, not what it is, so they assess nothing.
+INPUT_COMPONENT = "input"
+
+
+def not_assessed(results: Iterable[CheckResult | Mapping[str, Any]]) -> str | None:
+    """Why a node could not be assessed, or None when it was: the one skip policy.
+
+    Nothing was assessed when no result about the node itself (input results aside) has a
+    verdict other than skip. `gpurack validate` then exits 2 and the preflight and validation
+    roles fail the node, each with this reason; a node that was not assessed is never admitted.
+    """
+    items = list(results)
+    about_node = [r for r in items if _component(r) != INPUT_COMPONENT]
+    if any(verdict_of(r) is not Verdict.SKIP for r in about_node):
+        return None
+    if not about_node:
+        return "nothing was assessed, no check ran"
+    reasons = [r for r in dict.fromkeys(str(_field(r, "reason") or "").strip() for r in about_node) if r]
+    shown = "; ".join(reasons[:5]) + (f"; and {len(reasons) - 5} more reasons" if len(reasons) > 5 else "")
+    return f"nothing was assessed, all {len(about_node)} checks skipped" + (f": {shown}" if shown else "")
+
+
+def _field(item: CheckResult | Mapping[str, Any], name: str) -> Any:
+    return getattr(item, name) if isinstance(item, CheckResult) else item.get(name)
+
+
+def _component(item: CheckResult | Mapping[str, Any]) -> str:
+    return str(_field(item, "component") or "node")
+
+
 def run_verdict(node_verdicts: Iterable[Verdict | str]) -> Verdict:
     """A run's verdict from its nodes' verdicts: the same rule, one level up."""
     return overall(node_verdicts)

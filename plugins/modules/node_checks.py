@@ -108,10 +108,21 @@ summary:
   returned: success
   type: dict
   sample: {pass: 14, warn: 1, fail: 1, skip: 12, verdict: fail}
+not_assessed:
+  description:
+    - Why the node could not be assessed (every check of it skipped, or none ran), or null when it was.
+    - The one skip policy of C(gpurack validate) and the roles; such a node is never admitted.
+  returned: success
+  type: str
+  sample: "nothing was assessed, all 28 checks skipped: GPU facts unavailable: nvidia-smi not found"
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import CheckResult, summarise
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import (
+    CheckResult,
+    not_assessed,
+    summarise,
+)
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks import run_checks, validate_expect
 
 
@@ -135,7 +146,12 @@ def main() -> None:
         module.fail_json(msg=f"Invalid extra_results: {exc}")
     params = module.params
     results = extra + run_checks(params["facts"], params["expect"], params["tier"], params["pool"])
-    module.exit_json(changed=False, results=[r.to_dict() for r in results], summary=summarise(results))
+    module.exit_json(
+        changed=False,
+        results=[r.to_dict() for r in results],
+        summary=summarise(results),
+        not_assessed=not_assessed(results),
+    )
 
 
 if __name__ == "__main__":

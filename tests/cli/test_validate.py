@@ -363,3 +363,28 @@ def test_three_validate_at_once_on_a_fresh_db_record_all_three(
     assert together(_validate_into, 3, h200x1, url) == []
     history = invoke(capsys, "inventory", "history", "vm", "--json", "--db", url)
     assert [r["verdict"] for r in json.loads(history.out)["runs"]] == ["pass"] * 3
+
+
+def test_validate_with_every_check_skipped_could_not_assess_and_exits_2(
+    capsys: pytest.CaptureFixture[str], h200x1: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every quick check skipped (as on a node whose tools are missing) and an expectations file
+    # that expects nothing, whose warning is about the input, not the node: not a pass.
+    from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import CheckResult, Verdict
+    from gpurack import validate as validate_module
+
+    skipped = [
+        CheckResult(
+            id="gpu.count", verdict=Verdict.SKIP, reason="GPU facts unavailable: nvidia-smi not found"
+        ),
+        CheckResult(id="os.kernel", verdict=Verdict.SKIP, reason="OS facts unavailable"),
+    ]
+    monkeypatch.setattr(validate_module, "run_checks", lambda *_args, **_kwargs: list(skipped))
+    empty = _expect(tmp_path, "{}\n")
+    result = invoke(capsys, "validate", "--from-capture", h200x1, "--expect", empty, "--no-record")
+    assert result.code == 2, result
+    (line,) = [ln for ln in result.err.splitlines() if "could not assess" in ln]
+    assert line == (
+        "gpurack: warning: could not assess vm: nothing was assessed, all 2 checks skipped: "
+        "GPU facts unavailable: nvidia-smi not found; OS facts unavailable"
+    )

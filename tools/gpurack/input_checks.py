@@ -11,7 +11,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import CheckResult, Evidence, Verdict
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import (
+    INPUT_COMPONENT,
+    CheckResult,
+    Evidence,
+    Verdict,
+)
 
 EXPECT_EMPTY = "expect.empty"
 CAPTURE_DECODING = "capture.decoding"
@@ -32,6 +37,7 @@ def input_results(
 def _expect_empty(expect_file: Path) -> CheckResult:
     return CheckResult(
         id=EXPECT_EMPTY,
+        component=INPUT_COMPONENT,
         verdict=Verdict.WARN,
         title="Expectations given",
         measured="no keys",
@@ -45,6 +51,7 @@ def _expect_empty(expect_file: Path) -> CheckResult:
 def _capture_decoding(warnings: Sequence[str]) -> CheckResult:
     return CheckResult(
         id=CAPTURE_DECODING,
+        component=INPUT_COMPONENT,
         verdict=Verdict.WARN,
         title="Capture files are UTF-8 text",
         measured=len(warnings),

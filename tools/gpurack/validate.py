@@ -11,6 +11,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import 
     CheckResult,
     Verdict,
     node_verdict,
+    not_assessed,
     summarise,
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks import run_checks
@@ -43,9 +44,16 @@ class Validation:
         return node_verdict(self.results)
 
     @property
+    def not_assessed(self) -> str | None:
+        """Why the node could not be assessed (every check of it skipped), or None."""
+        return not_assessed(self.results)
+
+    @property
     def exit_code(self) -> ExitCode:
-        """1 when the node verdict is fail; a warn or a skip exits 0 (and is shown as such)."""
-        return ExitCode.FAILED if self.verdict is Verdict.FAIL else ExitCode.OK
+        """1 when the node verdict is fail, 2 when nothing was assessed; a warn exits 0 (shown as such)."""
+        if self.verdict is Verdict.FAIL:
+            return ExitCode.FAILED
+        return ExitCode.NOT_ASSESSED if self.not_assessed else ExitCode.OK
 
     def result_dicts(self) -> list[dict[str, Any]]:
         """The results in their JSON shape."""

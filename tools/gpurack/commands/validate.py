@@ -60,4 +60,6 @@ def handle(args: argparse.Namespace) -> int:
         render.results_table(node.host, validation.result_dicts(), validation.summary)
     if not args.no_record:
         record_or_warn(lambda: validate.record(validation, pool, args.db))
+    if validation.not_assessed:
+        render.warning(f"could not assess {node.host}: {validation.not_assessed}")
     return validation.exit_code
