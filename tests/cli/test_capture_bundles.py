@@ -129,3 +129,40 @@ def test_facts_manifest_host_with_an_escape_sequence_is_refused(
     assert result.code == 2
     assert "has control characters or spaces" in result.err
     assert "\x1b" not in result.err
+
+
+@pytest.mark.parametrize(
+    ("manifest", "message"),
+    [
+        ('{"schema_version": 1}', "capture.json: `host` must be the node's name (text), got 'None'"),
+        ('{"host": null}', "`host` must be the node's name (text), got 'None'"),
+        ('{"host": 7}', "`host` must be the node's name (text), got '7'"),
+        ('{"host": ["gpu01"]}', "`host` must be the node's name (text), got \"['gpu01']\""),
+        ('{"host": ""}', "`host` must be the node's name (text), got"),
+        ('{"host": "GPU01"}', "the node name 'GPU01' is not a Kubernetes node name"),
+        ('{"host": "../../etc"}', "the node name '../../etc' is not a Kubernetes node name"),
+        ('{"host": "a/b"}', "the node name 'a/b' is not a Kubernetes node name"),
+        ('{"host": "' + "n" * 254 + '"}', "is not a Kubernetes node name"),
+        ('{"host": "gpu01", ', "capture.json: not JSON"),
+        ('["gpu01"]', "capture.json: must be a JSON object, got list"),
+    ],
+)
+@pytest.mark.parametrize("verb", ["facts", "validate"])
+def test_a_manifest_without_a_usable_host_is_refused_never_guessed(
+    capsys: pytest.CaptureFixture[str], bundle: Path, manifest: str, message: str, verb: str
+) -> None:
+    (bundle / "capture.json").write_text(manifest)
+    result = invoke(capsys, verb, "--from-capture", bundle)
+    assert result.code == 2, result
+    assert message in result.err and len(result.err.splitlines()) == 1, result.err
+    listed = invoke(capsys, "inventory", "list", "--json")
+    assert '"vm"' not in listed.out and "site-node-07" not in listed.out
+
+
+def test_a_uname_node_name_kubernetes_refuses_is_refused(
+    capsys: pytest.CaptureFixture[str], bundle: Path
+) -> None:
+    _edit(bundle / "uname.txt", b"Linux vm ", b"Linux Node_07 ")
+    result = invoke(capsys, "validate", "--from-capture", bundle)
+    assert result.code == 2
+    assert "uname.txt: the node name 'Node_07' is not a Kubernetes node name" in result.err

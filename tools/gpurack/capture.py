@@ -11,6 +11,7 @@ from pathlib import Path
 from ansible_collections.gpurack.bootstrap.plugins.module_utils import _bundle
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._capture import CapturedCommand, command_line
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._capture_reader import CaptureReader
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import CaptureError
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._sysfs import FolderSink
 
 from gpurack import __version__, local
@@ -111,16 +112,20 @@ def _write_manifest(result: CaptureResult, root: Path) -> None:
 
 
 def read_manifest(bundle: CaptureReader) -> dict[str, object] | None:
-    """The capture.json of a bundle, None when absent or not JSON (older or hand-made bundles).
+    """The capture.json of a bundle, None when absent (older or hand-made bundles).
 
     Raises:
-        CaptureError: the file is refused by the reader (a link out of the bundle, oversize).
+        CaptureError: the file is refused by the reader (a link out of the bundle, oversize),
+            or it is not a JSON object: a manifest that is there but unreadable is damage, and
+            gpurack does not fall back to a name it would have to guess.
     """
     text = bundle.read(MANIFEST)
     if text is None:
         return None
     try:
         data = json.loads(text)
-    except ValueError:
-        return None
-    return data if isinstance(data, dict) else None
+    except ValueError as exc:
+        raise CaptureError(f"{bundle.root / MANIFEST}: not JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise CaptureError(f"{bundle.root / MANIFEST}: must be a JSON object, got {type(data).__name__}")
+    return data

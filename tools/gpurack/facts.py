@@ -13,6 +13,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils._capture import 
     parse_capture_file,
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import FactsError, excerpt
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._k8s_names import is_dns_subdomain
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._labels import LabelError, node_labels
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._node_facts import gather_all
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import (
@@ -115,12 +116,20 @@ def _capture_host(source: CaptureSource) -> str:
     """The node's name: capture.json's `host`, else uname's node name, else the folder's.
 
     Raises:
-        CaptureError: the name found has undecodable bytes, control characters or spaces
-            (gpurack will not record a node under a name it had to guess).
+        CaptureError: capture.json has no usable `host`, or the name found has undecodable
+            bytes, control characters or spaces, or is no Kubernetes node name (gpurack will
+            not record a node under a name it had to guess or Kubernetes would refuse).
     """
     manifest = capture.read_manifest(source.files)
-    if manifest and isinstance(manifest.get("host"), str) and manifest["host"]:
-        return _checked_name(str(manifest["host"]), source, capture.MANIFEST)
+    if manifest is not None:
+        host = manifest.get("host")
+        if not isinstance(host, str) or not host:
+            raise CaptureError(
+                f"{source.root / capture.MANIFEST}: `host` must be the node's name (text),"
+                f" got {excerpt(repr(host))}; refusing to guess the node's name"
+                " (fix the file or capture the node again)"
+            )
+        return _checked_name(host, source, capture.MANIFEST)
     nodename = _uname_nodename(source)
     if nodename is not None:
         return _checked_name(nodename, source, "uname.txt")
@@ -133,6 +142,11 @@ def _checked_name(name: str, source: CaptureSource, file: str) -> str:
         problem = "has bytes that are not UTF-8"
     elif not name.isprintable() or any(ch.isspace() for ch in name):
         problem = "has control characters or spaces"
+    elif not is_dns_subdomain(name):
+        problem = (
+            "is not a Kubernetes node name (a DNS subdomain: at most 253 lower-case letters, digits,"
+            " '-' and '.')"
+        )
     else:
         return name
     raise CaptureError(
