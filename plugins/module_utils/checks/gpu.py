@@ -64,18 +64,50 @@ def _no_gpu_reason(ctx: Context, expected: int) -> str:
     return f"no GPUs found ({smi} and {pci}), expected {expected}"
 
 
+# What names one physical GPU; a value nvidia-smi prints for "unknown" names none.
+_IDENTITY_FIELDS = ("uuid", "serial", "bus_id")
+_NO_IDENTITY = ("", "n/a", "[n/a]", "none", "0", "00000000")
+
+
+def _duplicates(gpus: list[GpuView]) -> tuple[int, list[str]]:
+    """How many entries repeat a GPU listed before them (same UUID, serial or bus id), and why.
+
+    A capture or facts that list one GPU twice must not count it twice: a node with one H200
+    listed twice would otherwise pass a two-GPU expectation.
+    """
+    first: dict[tuple[str, str], int] = {}
+    repeats: dict[int, str] = {}
+    for position, gpu in enumerate(gpus):
+        for name in _IDENTITY_FIELDS:
+            value = str(gpu.field(name) or "").strip()
+            if value.lower() in _NO_IDENTITY:
+                continue
+            seen = first.setdefault((name, value), position)
+            if seen != position and position not in repeats:
+                repeats[position] = (
+                    f"entry {position + 1}, {gpu.component()}, repeats entry {seen + 1},"
+                    f" {gpus[seen].component()} (same {name} {value})"
+                )
+    return len(repeats), list(repeats.values())
+
+
 @check(GPU_COUNT)
 def check_gpu_count(ctx: Context) -> list[CheckResult]:
     if ctx.gpu() is None:
         return [skip(GPU_COUNT, "no GPU facts were gathered (gpurack_gpu missing)")]
     gpus, _ = ctx.gpus()
-    count = len(gpus)
+    repeated, repeats = _duplicates(gpus)
+    count = len(gpus) - repeated
     expected = ctx.want("gpu.count")
-    if expected is None:
+    if expected is None and not repeats:
         return [not_expected(GPU_COUNT, "gpu.count", count)]
-    lines = [f"{g.component()} {g.field('name')}" for g in gpus]
+    lines = [f"{g.component()} {g.field('name')}" for g in gpus] + repeats
     reason = None
-    if count == 0 and expected != 0:
+    if repeats:
+        reason = f"the same GPU is listed more than once, {count} distinct: {'; '.join(repeats)}"
+    elif expected is None:
+        reason = None
+    elif count == 0 and expected != 0:
         reason = _no_gpu_reason(ctx, expected)
     elif count != expected:
         reason = f"{count} GPUs found, expected {expected}"
