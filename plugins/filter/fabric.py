@@ -27,9 +27,12 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.plan impo
 PLAN_KEYS = ("gpurack_cabling", "gpurack_fabric", "gpurack_expect")
 
 
-def _plan(hostvars: Mapping[str, Mapping[str, Any]], servers: Sequence[str]) -> FabricPlan:
+def _plan(
+    hostvars: Mapping[str, Mapping[str, Any]], servers: Sequence[str], switches: Sequence[str] | None = None
+) -> FabricPlan:
     try:
-        return plan_from_vars({name: {k: hostvars[name].get(k) for k in PLAN_KEYS} for name in servers})
+        plan_vars = {name: {k: hostvars[name].get(k) for k in PLAN_KEYS} for name in servers}
+        return plan_from_vars(plan_vars, switches)
     except PlanError as exc:
         raise AnsibleFilterError(str(exc)) from None
 
@@ -61,7 +64,7 @@ def fabric_results(
     """The switch-side check results of `server`'s cabled NICs, from what each switch showed
     (`switch_fabric_view`) or why it could not be read (`switch_fabric_error`), and, given
     the server's `lldpcli -f json0 show neighbors`, what its own LLDP shows."""
-    plan = _plan(hostvars, servers)
+    plan = _plan(hostvars, servers, switches)
     views = {}
     failed = {}
     for name in switches:

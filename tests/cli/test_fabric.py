@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import socket
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +46,9 @@ def test_an_unreadable_switch_skips_its_nics_with_the_reason(
         "ansible_port"
     ]
     done = invoke(capsys, "fabric", "check", "-i", hosts, "--json", "--timeout", "5")
-    assert done.code == 0, done.err
+    # Every switch unreadable: nothing was assessed, which is not a pass.
+    assert done.code == 2, done.err
+    assert "could not assess the fabric: no switch could be read (1 unreadable)" in done.err
     check = json.loads(done.out)
     why = f"leaf1 (127.0.0.1:{port}): unreachable: connection refused"
     assert check["switches"] == {"leaf1": {"read": False, "error": why}}
@@ -57,7 +60,7 @@ def test_an_unreadable_switch_skips_its_nics_with_the_reason(
     assert results[0]["reason"] == f"leaf1 could not be read: {why}"
     assert "not-shown" not in done.out + done.err
     table = invoke(capsys, "fabric", "check", "-i", hosts, "--no-record", "--timeout", "5")
-    assert table.code == 0
+    assert table.code == 2
     assert "leaf1" in table.out and "unreachable: connection refused" in table.out
 
 
@@ -125,6 +128,74 @@ def test_a_vault_encrypted_password_is_read_with_ansibles_vault_password_file(
     password_file.write_bytes(secret + b"\n")
     monkeypatch.setattr("ansible.constants.DEFAULT_VAULT_PASSWORD_FILE", str(password_file))
     done = invoke(capsys, "fabric", "check", "-i", hosts, "--no-record", "--json", "--timeout", "2")
-    assert done.code == 0, done.err
-    assert json.loads(done.out)["switches"]["leaf1"]["read"] is False  # decrypted, then unreachable
+    assert done.code == 2, done.err  # decrypted, then unreachable: not assessed
+    assert json.loads(done.out)["switches"]["leaf1"]["read"] is False
     assert "s3cret-in-vault" not in done.out + done.err
+
+
+# Plans that cannot be true, refused before any switch is contacted (issue #32, class 7).
+@pytest.mark.parametrize(
+    ("cabling", "message"),
+    [
+        (
+            {"mlx5_0": {"switch": "spine9", "port": "Et1"}},
+            "gpu01 mlx5_0: switch 'spine9' (spine9 Ethernet1) is not in tor_switches (leaf1)",
+        ),
+        (
+            {"mlx5_0": {"switch": "leaf1", "port": "Et1"}, "mlx5_0 ": {"switch": "leaf1", "port": "Et2"}},
+            "gpu01 mlx5_0 is planned on two ports: leaf1 Ethernet1 (mlx5_0) and leaf1 Ethernet2 (mlx5_0)",
+        ),
+        (
+            {
+                "mlx5_0": {"switch": "leaf1", "port": "Et1", "lldp_port_id": "ens1"},
+                "mlx5_1": {"switch": "leaf1", "port": "Et2", "lldp_port_id": "ens1"},
+            },
+            "gpu01 ens1 is planned on two ports: leaf1 Ethernet1 (mlx5_0) and leaf1 Ethernet2 (mlx5_1)",
+        ),
+        (
+            {
+                "mlx5_0": {"switch": "leaf1", "port": "Et1"},
+                "mlx5_1": {"switch": "leaf1", "port": "Ethernet1"},
+            },
+            "leaf1 Ethernet1 is planned for both gpu01 mlx5_0 and gpu01 mlx5_1",
+        ),
+    ],
+)
+def test_a_plan_that_cannot_be_true_is_refused_before_any_switch_is_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], cabling: dict[str, Any], message: str
+) -> None:
+    done = invoke(capsys, "fabric", "check", "-i", _inventory(tmp_path, cabling), "--no-record")
+    assert done.code == 64, done
+    assert message in done.err and len(done.err.splitlines()) == 1, done.err
+
+
+def test_a_port_that_answers_something_other_than_ssh_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(4)
+
+    def answer_http() -> None:
+        while True:
+            try:
+                peer, _ = server.accept()
+            except OSError:
+                return
+            peer.sendall(b"HTTP/1.1 400 Bad Request\r\n\r\n")
+            peer.close()
+
+    threading.Thread(target=answer_http, daemon=True).start()
+    switches = {"leaf1": {"ansible_host": "127.0.0.1", "ansible_port": server.getsockname()[1],
+                          "ansible_network_os": "arista_eos", "ansible_user": "admin",
+                          "ansible_password": "pw"}}  # fmt: skip
+    try:
+        done = invoke(capsys, "fabric", "check", "-i", _inventory(tmp_path, CABLING, switches), "--json",
+                      "--no-record", "--timeout", "5")  # fmt: skip
+    finally:
+        server.close()
+    assert done.code == 2, done
+    error = json.loads(done.out)["switches"]["leaf1"]["error"]
+    assert "session failed: 'Error reading SSH protocol banner" in error, error
+    # paramiko logs the failed handshake with a traceback from its own thread unless quietened.
+    assert "Traceback" not in done.err and "SSHException" not in done.err, done.err

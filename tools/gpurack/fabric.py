@@ -16,6 +16,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import 
     CheckResult,
     Verdict,
     node_verdict,
+    not_assessed,
     summarise,
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.checks import check_fabric
@@ -51,10 +52,19 @@ class FabricCheck:
     results: Mapping[str, tuple[CheckResult, ...]]
 
     @property
+    def not_assessed(self) -> str | None:
+        """Why the fabric could not be assessed (no switch read, or every check skipped), or None."""
+        if not self.views:
+            return f"no switch could be read ({len(self.unreadable)} unreadable)"
+        return not_assessed([r for results in self.results.values() for r in results])
+
+    @property
     def exit_code(self) -> ExitCode:
-        """1 when a server's verdict is fail, as `gpurack validate`; warn and skip exit 0."""
-        failed = any(node_verdict(r) is Verdict.FAIL for r in self.results.values() if r)
-        return ExitCode.FAILED if failed else ExitCode.OK
+        """1 when a server's verdict is fail, as `gpurack validate`; 2 when nothing could be
+        assessed (every switch unreachable); a warn, or some switches unreadable, exit 0."""
+        if any(node_verdict(r) is Verdict.FAIL for r in self.results.values() if r):
+            return ExitCode.FAILED
+        return ExitCode.NOT_ASSESSED if self.not_assessed else ExitCode.OK
 
     def summary(self, server: str) -> dict[str, Any]:
         return summarise(self.results[server])
@@ -115,7 +125,7 @@ def load(inventory_path: Path, timeout: float) -> tuple[FabricPlan, list[tuple[T
         raise UsageError(f"{inventory_path}: no hosts in {SWITCH_GROUP}; nothing to check")
     servers = [h for h in inventory.hosts() if h not in switch_names]
     try:
-        plan = plan_from_vars({name: inventory.host_vars(name, PLAN_KEYS) for name in servers})
+        plan = plan_from_vars({name: inventory.host_vars(name, PLAN_KEYS) for name in servers}, switch_names)
         targets = []
         for name in switch_names:
             values = inventory.host_vars(name, SWITCH_KEYS)

@@ -10,7 +10,7 @@ parallel read of many switches with one line per switch that could not be read.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -55,14 +55,17 @@ class FabricPlan:
         return self.expect.get(server, FabricExpect())
 
 
-def plan_from_vars(server_vars: Mapping[str, Mapping[str, Any]]) -> FabricPlan:
-    """The plan from each server's `gpurack_cabling`, `gpurack_fabric` and `gpurack_expect`.
+def plan_from_vars(
+    server_vars: Mapping[str, Mapping[str, Any]], switches: Collection[str] | None = None
+) -> FabricPlan:
+    """The plan from each server's `gpurack_cabling`, `gpurack_fabric` and `gpurack_expect`;
+    `switches`, when given, are the only switches a link may name (tor_switches).
 
     Raises:
-        PlanError: a plan or an expectation is malformed, or two NICs share a port.
+        PlanError: a plan or an expectation is malformed or impossible (read_plan).
     """
     cabled = {name: v.get("gpurack_cabling") for name, v in server_vars.items() if v.get("gpurack_cabling")}
-    links = read_plan(cabled)
+    links = read_plan(cabled, switches)
     expect = {}
     for name in cabled:
         values = server_vars[name]

@@ -14,7 +14,7 @@ not the plan's key (lldpd advertises the netdev, not the RDMA device).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -92,24 +92,41 @@ def read_cabling(server: str, cabling: object) -> list[Link]:
     return links
 
 
-def read_plan(cabling_by_server: Mapping[str, object]) -> list[Link]:
-    """Every server's links; one switch port planned for two NICs is refused.
+def read_plan(cabling_by_server: Mapping[str, object], switches: Collection[str] | None = None) -> list[Link]:
+    """Every server's links, refused before any switch is contacted when the plan cannot be true:
+    a switch that is not in `switches` (the inventory's tor_switches, when given), two NICs on
+    one switch port, or one NIC (by name or by the LLDP port ID it advertises) on two ports.
 
     Raises:
-        PlanError: a plan is malformed, or two NICs share a switch port.
+        PlanError: a plan is malformed or impossible; the message names both ends.
     """
     links = [
         link
         for server in sorted(cabling_by_server)
         for link in read_cabling(server, cabling_by_server[server])
     ]
-    taken: dict[tuple[str, str], Link] = {}
+    if switches is not None:
+        for link in links:
+            if link.switch not in switches:
+                raise PlanError(
+                    f"{link.server_end()}: switch {excerpt(link.switch)} ({link.switch_end()}) is not in"
+                    f" tor_switches ({', '.join(sorted(switches)) or 'none'})"
+                )
+    ports: dict[tuple[str, str], Link] = {}
+    nics: dict[tuple[str, str], Link] = {}
     for link in links:
-        other = taken.setdefault((link.switch, link.port), link)
+        other = ports.setdefault((link.switch, link.port), link)
         if other is not link:
             raise PlanError(
                 f"{link.switch_end()} is planned for both {other.server_end()} and {link.server_end()}"
             )
+        for nic in dict.fromkeys((link.nic, link.lldp_port_id)):
+            other = nics.setdefault((link.server, nic), link)
+            if other is not link:
+                raise PlanError(
+                    f"{link.server} {nic} is planned on two ports: {other.switch_end()} ({other.nic})"
+                    f" and {link.switch_end()} ({link.nic})"
+                )
     return links
 
 

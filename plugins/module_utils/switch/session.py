@@ -9,6 +9,7 @@ address and a connect timeout alike ("TCP connection to device failed").
 
 from __future__ import annotations
 
+import logging
 import socket
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -135,6 +136,7 @@ def netmiko_connect(target: Target, device_type: str) -> Connection:
         SwitchReadError: netmiko is missing, the credentials are refused, or the session timed out.
     """
     netmiko = _netmiko()
+    _quiet_paramiko()
     try:
         connection = netmiko.ConnectHandler(
             device_type=device_type,
@@ -153,9 +155,26 @@ def netmiko_connect(target: Target, device_type: str) -> Connection:
             "credentials", f"{target.where()}: credentials refused for user {target.username}"
         ) from None
     except _timeouts() as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise SwitchReadError("timeout", f"{target.where()}: session failed: {excerpt(first)}") from None
+        raise SwitchReadError("timeout", f"{target.where()}: session failed: {excerpt(_why(exc))}") from None
     return cast(Connection, connection)
+
+
+def _why(exc: BaseException) -> str:
+    """The line of a netmiko error that says what happened: its last, after netmiko's preamble
+    ("A paramiko SSHException occurred during connection creation:"), e.g. "Error reading SSH
+    protocol banner" when something other than an SSH server answered."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return lines[-1] if lines else type(exc).__name__
+
+
+def _quiet_paramiko() -> None:
+    """paramiko logs a failed handshake with its traceback from its own thread, which reaches
+    the terminal through logging's last-resort handler; the failure is reported as one line
+    (SwitchReadError) instead."""
+    logger = logging.getLogger("paramiko")
+    if not logger.handlers:
+        logger.addHandler(logging.NullHandler())
+        logger.propagate = False
 
 
 def run_commands(

@@ -52,4 +52,6 @@ def handle_check(args: argparse.Namespace) -> int:
         render.fabric_report(result.as_dict())
     if not args.no_record:
         record_or_warn(lambda: fabric.record(result, args.db))
+    if result.not_assessed:
+        render.warning(f"could not assess the fabric: {result.not_assessed}")
     return int(result.exit_code)

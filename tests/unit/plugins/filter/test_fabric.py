@@ -96,11 +96,11 @@ def test_the_servers_own_lldp_adds_host_side_results() -> None:
     text = (OUTPUTS / "host" / "lldpcli_json0.json").read_text()
     host = [
         r
-        for r in fabric_results(hostvars, SERVERS, ["leaf1"], "gpu01", text)
+        for r in fabric_results(hostvars, SERVERS, ["leaf1", "leaf2"], "gpu01", text)
         if r["id"] == "switch.cabling.host"
     ]
     assert [(r["component"], r["verdict"]) for r in host] == [("mlx5_0", "pass"), ("mlx5_1", "fail")]
     with pytest.raises(
         AnsibleFilterError, match="gpu01: lldpcli -f json0 show neighbors: not lldpcli's json0"
     ):
-        fabric_results(hostvars, SERVERS, ["leaf1"], "gpu01", "garbage")
+        fabric_results(hostvars, SERVERS, ["leaf1", "leaf2"], "gpu01", "garbage")
