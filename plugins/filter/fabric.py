@@ -13,6 +13,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.checks im
     check_host_lldp,
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.fabric import (
+    PLAN_KEYS,
     FabricPlan,
     plan_from_vars,
     port_intents,
@@ -23,8 +24,6 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.model imp
     view_from_dict,
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.plan import PlanError
-
-PLAN_KEYS = ("gpurack_cabling", "gpurack_fabric", "gpurack_expect")
 
 
 def _plan(

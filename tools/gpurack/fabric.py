@@ -21,6 +21,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import 
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.checks import check_fabric
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.fabric import (
+    PLAN_KEYS,
     FabricPlan,
     plan_from_vars,
     read_switches,
@@ -37,7 +38,6 @@ from gpurack.records import LinkRecord, RunRecord
 
 SCHEMA_VERSION = 1
 SWITCH_GROUP = "tor_switches"
-PLAN_KEYS = ("gpurack_cabling", "gpurack_fabric", "gpurack_expect")
 SWITCH_KEYS = ("ansible_host", "ansible_port", "ansible_user", "ansible_password", "ansible_network_os")
 
 

@@ -95,29 +95,40 @@ def _on(link: Link, entry: CheckSpec, verdict: Verdict, **fields: Any) -> CheckR
     return result(entry, verdict, component=link.nic, source=SOURCE, **fields)
 
 
-def _seen(views: Mapping[str, SwitchView]) -> dict[tuple[str, str], list[tuple[str, str]]]:
-    """Where LLDP shows each (system, port id): the (switch, port) pairs."""
-    found: dict[tuple[str, str], list[tuple[str, str]]] = {}
-    for view in views.values():
-        for neighbor in view.neighbors:
-            found.setdefault((neighbor.system, neighbor.remote_port), []).append((view.name, neighbor.port))
-    return found
+def _sightings(link: Link, views: Mapping[str, SwitchView]) -> list[tuple[str, Neighbor]]:
+    """Every switch port whose LLDP neighbour is `link`'s server NIC (Link.sent_by)."""
+    return [
+        (view.name, neighbor)
+        for view in views.values()
+        for neighbor in view.neighbors
+        if link.sent_by(neighbor.system, neighbor.remote_port)
+    ]
 
 
 def _neighbor_on(view: SwitchView, port: str) -> Neighbor | None:
     return next((n for n in view.neighbors if n.port == port), None)
 
 
-def _cabling(
-    link: Link, views: Mapping[str, SwitchView], seen: Mapping[tuple[str, str], list[tuple[str, str]]]
-) -> CheckResult:
+def _cabling(link: Link, links: Sequence[Link], views: Mapping[str, SwitchView]) -> CheckResult:
     planned = (link.switch, link.port)
-    where = seen.get((link.server, link.lldp_port_id), [])
+    seen = _sightings(link, views)
     shown = f"{link.server} {link.nic} should be on {link.switch_end()}"
-    measured = [f"{switch} {port}" for switch, port in where]
-    if planned in where:
+    measured = [f"{switch} {neighbor.port}" for switch, neighbor in seen]
+    for switch, neighbor in seen:
+        also = [k for k in links if k is not link and k.sent_by(neighbor.system, neighbor.remote_port)]
+        if also:
+            fits = ", ".join(k.server_end() for k in [link, *also])
+            reason = (
+                f"ambiguous: LLDP shows {neighbor.system} {neighbor.remote_port} on {switch} {neighbor.port},"
+                f" which fits {fits}; name what each server sends (gpurack_lldp_system_name, or the NIC's"
+                " lldp_port_id or mac in gpurack_cabling)"
+            )
+            return _on(
+                link, CABLING, Verdict.WARN, measured=measured, expected=link.switch_end(), reason=reason
+            )
+    if planned in {(switch, neighbor.port) for switch, neighbor in seen}:
         return _on(link, CABLING, Verdict.PASS, measured=link.switch_end(), expected=link.switch_end())
-    if where:
+    if seen:
         reason = f"{shown}; LLDP shows it on {', '.join(measured)}"
     else:
         other = _neighbor_on(views[link.switch], link.port)
@@ -221,17 +232,18 @@ def _unreachable(link: Link, reason: str) -> list[CheckResult]:
 
 def _extra(links: Sequence[Link], views: Mapping[str, SwitchView]) -> Results:
     """LLDP neighbours that are NICs of planned servers, on ports the plan does not have."""
-    servers = {link.server for link in links}
-    planned = {(link.server, link.lldp_port_id) for link in links}
     out: Results = {}
     for view in views.values():
         for neighbor in view.neighbors:
-            if neighbor.system in servers and (neighbor.system, neighbor.remote_port) not in planned:
+            if any(k.sent_by(neighbor.system, neighbor.remote_port) for k in links):
+                continue
+            server = next((k.server for k in links if k.is_system(neighbor.system)), None)
+            if server is not None:
                 reason = (
                     f"LLDP shows {neighbor.system} {neighbor.remote_port} on {view.name} {neighbor.port}, "
                     "which the cabling plan does not have"
                 )
-                out.setdefault(neighbor.system, []).append(
+                out.setdefault(server, []).append(
                     result(
                         CABLING,
                         Verdict.FAIL,
@@ -256,7 +268,6 @@ def check_fabric(
     with why: its links are skipped with that reason, and the others are still checked.
     """
     unreachable = unreachable or {}
-    seen = _seen(views)
     out: Results = {}
     for link in links:
         results = out.setdefault(link.server, [])
@@ -264,7 +275,7 @@ def check_fabric(
         if view is None:
             results.extend(_unreachable(link, unreachable.get(link.switch, "not in tor_switches")))
             continue
-        results.append(_cabling(link, views, seen))
+        results.append(_cabling(link, links, views))
         results.extend(_port_results(link, view.ports.get(link.port), view, expect(link.server)))
     for server, extra in _extra(links, views).items():
         out.setdefault(server, []).extend(extra)

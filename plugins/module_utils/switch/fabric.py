@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import excerpt
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks import validate_expect
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.intent import PortIntent
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.model import (
@@ -25,6 +26,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.plan impo
     FabricExpect,
     Link,
     PlanError,
+    normal_mac,
     read_expect,
     read_plan,
 )
@@ -40,6 +42,10 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.session i
     run_commands,
 )
 
+# The server variables a plan is read from: the cabling, the pool's fabric and expectations,
+# the LLDP system name the server sends where it is not its inventory name or FQDN, and the
+# NIC facts (their MAC addresses, which lldpd sends as port IDs by default).
+PLAN_KEYS = ("gpurack_cabling", "gpurack_fabric", "gpurack_expect", "gpurack_lldp_system_name", "gpurack_nic")
 DEFAULT_TIMEOUT_S = 30.0
 MAX_PARALLEL = 32
 
@@ -65,7 +71,7 @@ def plan_from_vars(
         PlanError: a plan or an expectation is malformed or impossible (read_plan).
     """
     cabled = {name: v.get("gpurack_cabling") for name, v in server_vars.items() if v.get("gpurack_cabling")}
-    links = read_plan(cabled, switches)
+    links = [_known_to_lldp(link, server_vars[link.server]) for link in read_plan(cabled, switches)]
     expect = {}
     for name in cabled:
         values = server_vars[name]
@@ -74,6 +80,32 @@ def plan_from_vars(
         rdma = (values.get("gpurack_expect") or {}).get("rdma")
         expect[name] = read_expect(name, values.get("gpurack_fabric"), rdma)
     return FabricPlan(tuple(links), expect)
+
+
+def _known_to_lldp(link: Link, values: Mapping[str, Any]) -> Link:
+    """`link` with the names the server's LLDP agent may send: the declared system name, and the
+    MACs its NIC facts give for the NIC (by the plan's NIC name or `lldp_port_id`).
+
+    Raises:
+        PlanError: gpurack_lldp_system_name is not text.
+    """
+    declared = values.get("gpurack_lldp_system_name")
+    if declared is not None and (not isinstance(declared, str) or not declared.strip()):
+        raise PlanError(
+            f"{link.server}: gpurack_lldp_system_name must be a host name, got {excerpt(declared)}"
+        )
+    nic_facts = values.get("gpurack_nic")
+    interfaces = nic_facts.get("net") if isinstance(nic_facts, Mapping) else None
+    macs = [
+        normal_mac(i.get("address"))
+        for i in interfaces or []
+        if isinstance(i, Mapping) and i.get("name") in (link.nic, link.lldp_port_id)
+    ]
+    return replace(
+        link,
+        system_names=(declared.strip(),) if declared else (),
+        macs=tuple(dict.fromkeys([*link.macs, *(m for m in macs if m)])),
+    )
 
 
 def port_intents(plan: FabricPlan, switch: str) -> list[PortIntent]:

@@ -21,6 +21,22 @@ from typing import Any
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import excerpt
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.model import canonical_port
 
+_MAC_HEX = 12
+
+
+def normal_mac(text: object) -> str | None:
+    """`text` as a MAC address in lower-case colon form, or None when it is none.
+
+    Takes the usual notations: `9C:63:C0:2F:11:A0`, `9c-63-c0-2f-11-a0`, `9c63.c02f.11a0`,
+    `9c63c02f11a0` (lldpcli, Arista, Cisco and bare hex).
+    """
+    if not isinstance(text, str):
+        return None
+    digits = "".join(ch for ch in text.strip().lower() if ch not in ":-.")
+    if len(digits) != _MAC_HEX or any(ch not in "0123456789abcdef" for ch in digits):
+        return None
+    return ":".join(digits[i : i + 2] for i in range(0, _MAC_HEX, 2))
+
 
 class PlanError(ValueError):
     """The cabling plan or the fabric expectations are malformed; the message names the host and key."""
@@ -35,6 +51,31 @@ class Link:
     switch: str
     port: str
     lldp_port_id: str
+    # What else the server's LLDP agent may send for this end: a system name the plan declares
+    # (`gpurack_lldp_system_name`) and the NIC's MAC addresses (the plan's `mac`, or facts).
+    system_names: tuple[str, ...] = ()
+    macs: tuple[str, ...] = ()
+
+    def sent_by(self, system: str, port_id: str) -> bool:
+        """Whether an LLDP neighbour (its system name and port ID) is this link's server NIC.
+
+        lldpd, the usual agent on Linux servers, sends the host's fully qualified name and, by
+        default, the interface's MAC address as the port ID (docs/fabric.md). The system may be
+        the inventory name, that name with a domain, or a name the plan declares (any case); the
+        port ID the plan's `lldp_port_id` (default: the NIC's name) or one of its MACs.
+        """
+        if not self.is_system(system):
+            return False
+        if port_id == self.lldp_port_id:
+            return True
+        mac = normal_mac(port_id)
+        return mac is not None and mac in self.macs
+
+    def is_system(self, system: str) -> bool:
+        """Whether an LLDP system name is this link's server (`sent_by`'s first half)."""
+        name = system.strip().lower().rstrip(".")
+        known = {self.server.lower(), *(n.lower().rstrip(".") for n in self.system_names)}
+        return any(name == k or name.startswith(f"{k}.") for k in known)
 
     def server_end(self) -> str:
         return f"{self.server} {self.nic}"
@@ -76,10 +117,15 @@ def read_cabling(server: str, cabling: object) -> list[Link]:
         where = f"{server}: gpurack_cabling.{nic}"
         if not isinstance(entry, Mapping):
             raise PlanError(f"{where} must be {{switch, port}}, got {excerpt(entry)}")
-        unknown = sorted(set(entry) - {"switch", "port", "lldp_port_id"})
+        unknown = sorted(set(entry) - {"switch", "port", "lldp_port_id", "mac"})
         if unknown:
             raise PlanError(f"{where}: unknown key(s) {', '.join(map(str, unknown))}")
         name = _text(nic, f"{server}: a gpurack_cabling NIC")
+        mac = normal_mac(entry["mac"]) if "mac" in entry else None
+        if "mac" in entry and mac is None:
+            raise PlanError(
+                f"{where}.mac must be a MAC address (such as 9c:63:c0:2f:11:a0), got {excerpt(entry['mac'])}"
+            )
         links.append(
             Link(
                 server=server,
@@ -87,6 +133,7 @@ def read_cabling(server: str, cabling: object) -> list[Link]:
                 switch=_text(entry.get("switch"), f"{where}.switch"),
                 port=canonical_port(_text(entry.get("port"), f"{where}.port")),
                 lldp_port_id=_text(entry.get("lldp_port_id", name), f"{where}.lldp_port_id"),
+                macs=(mac,) if mac else (),
             )
         )
     return links
