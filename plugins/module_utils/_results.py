@@ -12,10 +12,13 @@ also in docs/checks.md:
 - a run's verdict is the same rule over its nodes' verdicts.
 
 A `warn` never counts as a pass: it is shown as a warning everywhere, and it fails a run only
-where the caller asks for that (`preflight_fail_on_warn`, `--fail-on-warn`). A `skip` node
-was not assessed, so it never passes: the preflight role fails it with the message
-`preflight SKIP on <host>: nothing was assessed, ...` and each distinct skip reason (e.g.
-`GPU facts unavailable: ...`), and the validation role does not admit it.
+where the caller asks for that (`preflight_fail_on_warn`, `--fail-on-warn`). One skip policy
+(`not_assessed`) says when a node was not assessed: no result about the node itself (results
+about the inputs, such as an empty expectations file, aside) has a verdict other than skip.
+Such a node never passes: `gpurack validate` exits 2 (`could not assess HOST: nothing was
+assessed, ...`), the preflight role fails it with the message `preflight SKIP on <host>:
+nothing was assessed, ...` and each distinct skip reason (e.g. `GPU facts unavailable: ...`),
+and the validation role does not admit it.
 
 Stdlib only: this file ships to every node with the modules that import it.
 """
