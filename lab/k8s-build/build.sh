@@ -124,19 +124,23 @@ RECIPE=(
 #   s3probe: the S3 GET of the object store's test, SigV4 by hand (s3probe/main.go)
 #   versitygw: the lab's S3 object store, as its Makefile builds cmd/versitygw (CGO off,
 #     main.Version and main.BuildTime; main.Build is the commit, which the proxy does not carry)
+#   nvdp-config: reads device-plugin configs with NVIDIA's k8s-device-plugin config package
+#     (nvdp-config/main.go); its module's Helm chart is copied to <hash>/charts/ beside it
 NETCHECK_VERSION=v1
 S3PROBE_VERSION=v1
 LAB_TOOLS=(
   "netcheck|netcheck|0||-s -w -X main.version=$NETCHECK_VERSION|gpurack.lab/k8s-build/netcheck"
   "s3probe|s3probe|0||-s -w -X main.version=$S3PROBE_VERSION|gpurack.lab/k8s-build/s3probe"
   "versitygw|versitygw|0||-s -w -X main.Version=$VERSITYGW_VERSION -X main.BuildTime=$VERSITYGW_BUILD_DATE|github.com/versity/versitygw/cmd/versitygw"
+  "nvdp-config|nvdp-config|0||-s -w -X main.version=$NVDP_VERSION|gpurack.lab/k8s-build/nvdp-config"
 )
 OPTIONAL=" coredns etcdctl "
-# Built only when named (`--only helm`): nothing in `make test` runs them yet, and helm alone
-# is about 90 s of a cold build. The recipe (and so the cache key) still holds them.
-# kube-network-policies (about 5 min cold, its image and manifest) cannot enforce on the lab
-# machines' kernels (no CONFIG_NFT_QUEUE); kube-router's firewall is the lab's agent instead.
-ON_REQUEST=" helm kube-network-policies image:kube-network-policies "
+# Built only when named (`--only kube-network-policies`): kube-network-policies (about 5 min
+# cold, its image and manifest) cannot enforce on the lab machines' kernels (no
+# CONFIG_NFT_QUEUE); kube-router's firewall is the lab's agent instead. The recipe (and so the
+# cache key) still holds it. helm (about 90 s cold) is built by default: `make test` renders
+# NVIDIA's device-plugin chart with it (lab/tests/test_device_plugin_chart.py).
+ON_REQUEST=" kube-network-policies image:kube-network-policies "
 # runc is extra CGO work (libseccomp); per docs/lab-kubernetes.md containerd 2.x wants a
 # newer runc than Debian 12's 1.1.5, so it is built unless RUNC_VERSION is empty.
 [[ -z ${RUNC_VERSION:-} ]] && RECIPE=("${RECIPE[@]/#runc|*/}")
@@ -375,6 +379,15 @@ build_lab_tool() {  # LAB_TOOLS line: rebuilt when its source or line changes
   build_component "$1" && echo "$inputs" >"$OUT/stamps/$name.src"
 }
 
+# NVIDIA's device-plugin Helm chart, from the module nvdp-config builds with, into <hash>/charts/.
+copy_device_plugin_chart() {
+  local chart
+  chart=$(module_dir nvdp-config github.com/NVIDIA/k8s-device-plugin)/deployments/helm/nvidia-device-plugin || return 1
+  [[ -f $chart/Chart.yaml ]] || { echo "== nvdp-config: no chart at $chart" >>"$OUT/FAILED.txt"; return 1; }
+  rm -rf "$OUT/charts/nvidia-device-plugin"; mkdir -p "$OUT/charts"
+  cp -r "$chart" "$OUT/charts/" && chmod -R u+w "$OUT/charts/nvidia-device-plugin"
+}
+
 module_dir() {  # wrapper-dir module: the module's (read-only) directory in GOMODCACHE
   (cd "$HERE/$1" && go list -m -f '{{.Dir}}' "$2")
 }
@@ -518,6 +531,7 @@ for line in "${IMAGES[@]}"; do
   want "image:$name" || want "$name" || continue
   build_image "$line" || { [[ $name == coredns ]] || failed_required=1; }
 done
+if want nvdp-config; then copy_device_plugin_chart || failed_required=1; fi
 ORDER+=(manifests)
 if want manifests || want kueue || want kube-router; then build_manifests || failed_required=1; fi
 if want kube-network-policies; then build_network_policies_manifest || failed_required=1; fi
