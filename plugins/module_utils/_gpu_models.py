@@ -13,6 +13,7 @@ import re
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_model_table import MODELS
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_model_type import FormFactor, GpuModel
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._k8s_names import LABEL_VALUE_MAX
 
 
 def _norm_name(name: str) -> str:
@@ -44,9 +45,6 @@ def find_model(name: str | None, pci_device_id: str | None = None) -> GpuModel |
     return None
 
 
-_LABEL_VALUE_MAX = 63
-
-
 def slug_from_name(name: str | None, pci_device_id: str | None = None) -> str:
     """A valid label value from an unknown product name: 'NVIDIA Foo X 99GB' -> 'foo-x-99gb'."""
     text = name if isinstance(name, str) and name.strip() else ""
@@ -54,7 +52,7 @@ def slug_from_name(name: str | None, pci_device_id: str | None = None) -> str:
     if not text and isinstance(pci_device_id, str) and pci_device_id.strip():
         text = f"nvidia-{_norm_device_id(pci_device_id)[2:]}"
     slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
-    slug = slug[:_LABEL_VALUE_MAX].rstrip("-")
+    slug = slug[:LABEL_VALUE_MAX].rstrip("-")
     return slug or "unknown"
 
 

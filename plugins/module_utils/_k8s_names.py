@@ -115,6 +115,16 @@ def dns_subdomain_error(where: str, value: object, example: str) -> str | None:
     return None
 
 
+def label_key_error(where: str, key: object) -> str | None:
+    """Why `key` is not a label key (a qualified name), naming `where`; None when it is one.
+
+    Syntax only: whether a prefix is Kubernetes' own (kubernetes.io, k8s.io) is the caller's rule
+    (_labels.label_key_error refuses those in a pool; a selector may use them)."""
+    if err := label_key_syntax_error(key):
+        return f"{where}: {err}"
+    return None
+
+
 def label_value_error(where: str, value: object) -> str | None:
     """Why `value` is not a label value, naming `where`; None when it is one."""
     if not is_label_value(value):

@@ -104,6 +104,23 @@ def _with_team_field(**field: Any) -> dict[str, Any]:
             "must be a label value",
         ),
         ({"gpurack_priority_classes": [{"name": "training\n", "value": 1}]}, "must be a DNS subdomain"),
+        # The object store's pod labels land in the teams' NetworkPolicy podSelector.
+        (
+            {"gpurack_object_store": {"namespace": "s3", "port": 1, "pod_labels": {"app\n": "s3"}}},
+            "gpurack_object_store.pod_labels: label key 'app\\n'",
+        ),
+        (
+            {"gpurack_object_store": {"namespace": "s3", "port": 1, "pod_labels": {"app": "s3\n"}}},
+            "gpurack_object_store.pod_labels['app']: 's3\\n' must be a label value",
+        ),
+        (
+            {"gpurack_object_store": {"namespace": "s3", "port": 1, "pod_labels": {"app": "v" * 64}}},
+            "must be a label value",
+        ),
+        (
+            {"gpurack_object_store": {"namespace": "s3", "port": 1, "pod_labels": {"Bad_/app": "s3"}}},
+            "prefix 'Bad_' must be a DNS subdomain",
+        ),
     ],
 )
 def test_every_name_is_checked_by_the_rule_of_where_it_lands(

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._k8s_names import (
     dns_label_error,
     dns_subdomain_error,
+    label_key_error,
     label_value_error,
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.model import (
@@ -61,11 +62,7 @@ def object_store_from(raw: object) -> ObjectStore | None:
     namespace = raw.get("namespace")
     if namespace is not None and (err := dns_label_error("gpurack_object_store.namespace", namespace, "s3")):
         raise ValueError(err)
-    labels = raw.get("pod_labels") or {}
-    if not isinstance(labels, Mapping) or not all(isinstance(v, str) for v in labels.values()):
-        raise ValueError(
-            f"gpurack_object_store.pod_labels must be a mapping of label to string, got {labels!r}"
-        )
+    labels = _pod_labels(raw.get("pod_labels") or {})
     teams = raw.get("teams")
     if teams is not None and (not isinstance(teams, list) or not all(isinstance(t, str) for t in teams)):
         raise ValueError(f"gpurack_object_store.teams must be a list of team names, got {teams!r}")
@@ -88,9 +85,22 @@ def object_store_from(raw: object) -> ObjectStore | None:
         cidrs=tuple(networks),
         port=port,
         namespace=namespace,
-        pod_labels=tuple(sorted((str(k), v) for k, v in labels.items())),
+        pod_labels=tuple(sorted(labels.items())),
         teams=None if teams is None else tuple(teams),
     )
+
+
+def _pod_labels(labels: object) -> Mapping[str, str]:
+    """gpurack_object_store.pod_labels: they land in the tenancy NetworkPolicy's podSelector, so
+    each key is a label key and each value a label value (Kubernetes' own prefixes allowed: a
+    selector matches the store's labels, such as app.kubernetes.io/name)."""
+    where = "gpurack_object_store.pod_labels"
+    if not isinstance(labels, Mapping):
+        raise ValueError(f"{where} must be a mapping of label to string, got {labels!r}")
+    for key, value in labels.items():
+        if err := label_key_error(where, key) or label_value_error(f"{where}[{key!r}]", value):
+            raise ValueError(err)
+    return labels
 
 
 def priority_classes_from(raw: object) -> tuple[PriorityClass, ...]:

@@ -12,6 +12,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils._k8s_names impor
     is_dns_subdomain,
     is_label_key,
     is_label_value,
+    label_key_error,
     label_value_error,
 )
 from hypothesis import given
@@ -85,6 +86,10 @@ def test_errors_name_the_place_and_the_rule() -> None:
     )
     assert dns_label_error("x", 5, "a") == "x must be a string (a DNS label such as 'a'), got 5"
     assert label_value_error("v", "ok") is None
+    assert label_key_error("gpurack_object_store.pod_labels", "a/b/c") == (
+        "gpurack_object_store.pod_labels: label key 'a/b/c' has more than one '/'"
+    )
+    assert label_key_error("x", "app.kubernetes.io/name") is None  # Kubernetes' prefixes: the caller's rule
 
 
 @given(st.text(alphabet=_ALPHABET, max_size=300))
@@ -101,3 +106,57 @@ def test_a_valid_label_stays_valid_only_without_a_newline_or_upper_case(value: s
     assert not is_dns_subdomain(value + "\n")
     assert not is_label_value(value + "\n")
     assert not is_dns_label(value + "A")
+
+
+# A label key written out again from validation.go (IsQualifiedName): an optional DNS-subdomain
+# prefix and '/', then a name part of at most 63.
+_KEY_NAME = re.compile(r"\A([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]\Z")
+_KEY_ALPHABET = "abz09-._AZ/\n"
+
+
+def _written_out_key(key: str) -> bool:
+    prefix, slash, name = key.rpartition("/")
+    if slash and not (len(prefix) <= 253 and _SUBDOMAIN.match(prefix)):
+        return False
+    return len(name) <= 63 and _KEY_NAME.match(name) is not None
+
+
+@given(st.text(alphabet=_KEY_ALPHABET, max_size=80))
+def test_label_keys_agree_with_the_api_servers_pattern(key: str) -> None:
+    assert is_label_key(key) == _written_out_key(key)
+
+
+_DNS_LABELS = st.from_regex(r"\A[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\Z")
+_KEY_NAMES = st.from_regex(r"\A[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?\Z")
+
+
+@given(st.lists(_DNS_LABELS, min_size=1, max_size=8), _KEY_NAMES)
+def test_a_key_is_valid_exactly_while_its_prefix_fits_and_never_with_a_newline(
+    parts: list[str], name: str
+) -> None:
+    prefix = ".".join(parts)
+    key = f"{prefix}/{name}"
+    assert is_label_key(key) == (len(prefix) <= 253)
+    assert is_label_key(name)
+    assert not is_label_key(key + "\n")
+    assert not is_label_key(prefix.upper() + "X/" + name)
+    assert not is_label_key(f"{prefix}/{name}{'n' * (64 - len(name))}")
+
+
+@given(st.lists(_DNS_LABELS, min_size=1, max_size=10))
+def test_a_subdomain_is_valid_exactly_up_to_253_characters(parts: list[str]) -> None:
+    name = ".".join(parts)
+    assert is_dns_subdomain(name) == (len(name) <= 253)
+    assert not is_dns_subdomain(name + "\n")
+    assert not is_dns_subdomain(name + ".")
+    assert not is_dns_subdomain(name.upper() + "A")
+
+
+@given(st.integers(min_value=0, max_value=300))
+def test_every_rule_at_its_length_limit(length: int) -> None:
+    value = "a" * length
+    assert is_dns_label(value) == (1 <= length <= 63)
+    assert is_dns_subdomain(value) == (1 <= length <= 253)
+    assert is_label_value(value) == (length <= 63)
+    assert is_label_key(value) == (1 <= length <= 63)
+    assert is_label_key(f"{value}/n") == (1 <= length <= 253)
