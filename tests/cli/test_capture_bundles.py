@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import excerpt
 from cli_helpers import invoke
 
 SECRET = "TOPSECRET root:$6$hash"
@@ -166,3 +167,35 @@ def test_a_uname_node_name_kubernetes_refuses_is_refused(
     result = invoke(capsys, "validate", "--from-capture", bundle)
     assert result.code == 2
     assert "uname.txt: the node name 'Node_07' is not a Kubernetes node name" in result.err
+
+
+@pytest.mark.parametrize("folder", ["Node-07", "node_07", "node..07", "-node-07", "n" * 254])
+@pytest.mark.parametrize("verb", ["facts", "validate"])
+def test_a_folder_name_kubernetes_refuses_is_refused_when_it_is_the_only_name(
+    capsys: pytest.CaptureFixture[str],
+    h200x1: Path,
+    writable_capture: Callable[[Path, str], Path],
+    folder: str,
+    verb: str,
+) -> None:
+    copy = writable_capture(h200x1, folder)
+    (copy / "capture.json").unlink(missing_ok=True)
+    (copy / "uname.txt").unlink()
+    result = invoke(capsys, verb, "--from-capture", copy)
+    assert result.code == 2, result
+    assert len(result.err.splitlines()) == 1, result.err
+    if len(folder) < 64:  # a longer one makes the line long enough to be cut short
+        assert f"the node name {excerpt(folder)} (the folder's name" in result.err, result.err
+        assert "is not a Kubernetes node name" in result.err
+    assert folder not in invoke(capsys, "inventory", "list", "--json").out
+
+
+def test_a_folder_name_kubernetes_accepts_names_the_node(
+    capsys: pytest.CaptureFixture[str], h200x1: Path, writable_capture: Callable[[Path, str], Path]
+) -> None:
+    copy = writable_capture(h200x1, "site-node-08")
+    (copy / "capture.json").unlink(missing_ok=True)
+    (copy / "uname.txt").unlink()
+    result = invoke(capsys, "facts", "--from-capture", copy, "--format", "json")
+    assert result.code == 0, result
+    assert json.loads(result.out)["host"] == "site-node-08"

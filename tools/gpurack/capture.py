@@ -50,14 +50,16 @@ def capture(
     """Run every capture command here, copy CAPTURE_FILES and mirror sysfs from `root` into `output`.
 
     Raises:
-        UsageError: `output` exists and is not empty (without force), or is not a folder.
+        UsageError: `output` exists and is not empty (without force), or is not a folder; this
+            machine's host name is no Kubernetes node name (checked before anything is written).
     """
+    host = local.hostname()
     _prepare_output(output, force)
     started = datetime.now(UTC).isoformat(timespec="seconds")
     bundle = _bundle.write_bundle(root, local.run_command, FolderSink(output), step=step)
     result = CaptureResult(
         output=output,
-        host=local.hostname(),
+        host=host,
         captured_at=started,
         commands=tuple(_record(done) for done in bundle.commands),
         files=bundle.files,

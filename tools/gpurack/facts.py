@@ -63,17 +63,18 @@ def read_node(origin: Origin, pool: dict[str, Any]) -> NodeFacts:
     """Gather every fact of the node at `origin` and derive its labels for `pool`.
 
     Raises:
-        UsageError: the capture folder does not exist, or the pool breaks the pool rules.
+        UsageError: the capture folder does not exist, the pool breaks the pool rules, or this
+            machine's host name is no Kubernetes node name.
         NotAssessedError: the folder is not a capture, or its contents are malformed, truncated
             or unsafe (a link out of the bundle, an oversize file, an undecodable node name).
     """
     source = _open(origin)
-    facts = _assessing(source, lambda: gather_all(source))
-    host = (
-        _assessing(source, partial(_capture_host, source))
-        if isinstance(source, CaptureSource)
-        else local.hostname()
-    )
+    if isinstance(source, CaptureSource):
+        facts = _assessing(source, lambda: gather_all(source))
+        host = _assessing(source, partial(_capture_host, source))
+    else:
+        host = local.hostname()  # checked before any command runs
+        facts = _assessing(source, lambda: gather_all(source))
     try:
         labels = node_labels(facts, pool)
     except LabelError as exc:
@@ -133,11 +134,12 @@ def _capture_host(source: CaptureSource) -> str:
     nodename = _uname_nodename(source)
     if nodename is not None:
         return _checked_name(nodename, source, "uname.txt")
-    return source.root.name
+    return _checked_name(source.root.name, source, None)
 
 
-def _checked_name(name: str, source: CaptureSource, file: str) -> str:
-    """`name` when it is one printable word; else CaptureError naming the file it came from."""
+def _checked_name(name: str, source: CaptureSource, file: str | None) -> str:
+    """`name` when it is one printable word and a Kubernetes node name; else CaptureError naming
+    the file it came from (`file` None: the bundle folder's own name)."""
     if "\ufffd" in name:
         problem = "has bytes that are not UTF-8"
     elif not name.isprintable() or any(ch.isspace() for ch in name):
@@ -149,6 +151,11 @@ def _checked_name(name: str, source: CaptureSource, file: str) -> str:
         )
     else:
         return name
+    if file is None:
+        raise CaptureError(
+            f"{source.root}: the node name {excerpt(name)} (the folder's name: the bundle has no"
+            f" {capture.MANIFEST} and no uname.txt) {problem}; rename the folder or capture the node again"
+        )
     raise CaptureError(
         f"{source.root / file}: the node name {excerpt(name)} {problem};"
         " refusing to guess the node's name (fix the file or capture the node again)"

@@ -9,7 +9,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._capture import CommandOutput, not_found
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import excerpt
+from ansible_collections.gpurack.bootstrap.plugins.module_utils._k8s_names import is_dns_subdomain
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import LiveSource
+
+from gpurack.errors import UsageError
 
 COMMAND_TIMEOUT_S = 60.0
 RC_TIMEOUT = 124  # what timeout(1) returns, so a hung tool reads the same in every capture
@@ -45,8 +49,20 @@ def live_source(root: str | os.PathLike[str] = "/") -> LiveSource:
 
 
 def hostname() -> str:
-    """Return this machine's short host name."""
-    return socket.gethostname().split(".")[0]
+    """This machine's short host name in lower case, as kubelet names its Node.
+
+    Raises:
+        UsageError: the name is still no Kubernetes node name (a DNS subdomain: an `_`, a
+            blank, a control character), so gpurack would record a node Kubernetes refuses.
+    """
+    given = socket.gethostname()
+    name = given.split(".")[0].strip().lower()
+    if not is_dns_subdomain(name):
+        raise UsageError(
+            f"this machine's host name {excerpt(given)} is not a Kubernetes node name (a DNS subdomain:"
+            " lower-case letters, digits, '-' and '.'); set one with hostnamectl set-hostname"
+        )
+    return name
 
 
 def is_readable_dir(path: Path) -> bool:
