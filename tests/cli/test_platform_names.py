@@ -148,6 +148,40 @@ def _rendered(capsys: pytest.CaptureFixture[str], inventory: Path, out: Path) ->
     return [d for path in sorted(out.glob("*.yaml")) for d in yaml.safe_load_all(path.read_text()) if d]
 
 
+# Where a rendered object holds a name or a label below its metadata: labels and selectors
+# (label key to label value), namespaces (DNS labels), references to other objects (subdomains).
+_LABEL_MAPS = {"labels", "matchLabels", "nodeLabels", "nodeSelector"}
+_REFERENCES = {"cohortName", "cohort", "clusterQueue", "priorityClassName"}
+
+
+def _names_kubernetes_refuses(node: Any, parent: str = "") -> list[tuple[str, Any]]:
+    """Every (field, value) in `node`, at any depth, that Kubernetes' rule for that field refuses."""
+    bad: list[tuple[str, Any]] = []
+    if isinstance(node, list):
+        for item in node:
+            bad.extend(_names_kubernetes_refuses(item, parent))
+        if parent == "flavors":
+            bad.extend(("flavors.name", f["name"]) for f in node if not is_dns_subdomain(f["name"]))
+        return bad
+    if not isinstance(node, dict):
+        return bad
+    if parent in _LABEL_MAPS:
+        bad.extend((parent, (k, v)) for k, v in node.items() if not (is_label_key(k) and is_label_value(v)))
+        return bad
+    if parent == "annotations":
+        bad.extend((parent, k) for k in node if not is_label_key(k))
+    taint_ok = is_label_key(node.get("key")) and is_label_value(node.get("value", ""))
+    if parent == "tolerations" and not taint_ok:
+        bad.append((parent, node))
+    for key, value in node.items():
+        rule = is_dns_label if key == "namespace" else is_dns_subdomain if key in _REFERENCES else None
+        if rule is None:
+            bad.extend(_names_kubernetes_refuses(value, key))
+        elif not rule(value):
+            bad.append((key, value))
+    return bad
+
+
 _EDGE_TEAMS = [
     _team("t" * 63),
     _team("a-1", pod_security="baseline"),
@@ -163,7 +197,11 @@ _EDGE_TEAMS = [
         {
             "observability_namespace": "o" * 63,
             "gpu_operator_namespace": "nvidia-gpu-operator",
-            "gpurack_object_store": {"namespace": "s3", "port": 7070},
+            "gpurack_object_store": {
+                "namespace": "s3",
+                "port": 7070,
+                "pod_labels": {"app.kubernetes.io/name": "v" * 63, "tier": ""},
+            },
             "gpurack_cohort": "a." * 100 + "b",
             "gpurack_priority_classes": [
                 {"name": "training", "value": 9},
@@ -186,9 +224,7 @@ def test_no_two_rendered_objects_share_kind_namespace_and_name(
         meta = o["metadata"]
         name_ok = is_dns_label if o["kind"] in _LABEL_NAMED else is_dns_subdomain
         assert name_ok(meta["name"]), (o["kind"], meta["name"])
-        assert "namespace" not in meta or is_dns_label(meta["namespace"]), meta
-        for key, value in (meta.get("labels") or {}).items():
-            assert is_label_key(key) and is_label_value(value), (key, value)
+        assert _names_kubernetes_refuses(o) == [], o
     # Every namespace the platform renders into is one no team can take.
     site_model = platform.load_site(inventory)
     teams = {t.name for t in site_model.teams}
