@@ -115,6 +115,13 @@ def dns_subdomain_error(where: str, value: object, example: str) -> str | None:
     return None
 
 
+def node_name_error(where: str, name: object) -> str | None:
+    """Why `name` cannot be a Node's name, naming `where`; None when it can. A Node's name is a
+    DNS subdomain (ValidateNodeName in k8s.io/kubernetes/pkg/apis/core/validation/validation.go);
+    kubelet lower-cases the host name it registers, kubeadm's nodeRegistration.name it does not."""
+    return dns_subdomain_error(where, name, "gpu01")
+
+
 def label_key_error(where: str, key: object) -> str | None:
     """Why `key` is not a label key (a qualified name), naming `where`; None when it is one.
 

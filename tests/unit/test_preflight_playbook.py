@@ -152,6 +152,32 @@ def test_bad_pool_fails_preflight_before_gathering(bad_pool_runs: dict[str, Host
     assert not run.ran("Summarise preflight")
 
 
+# Inventory host names kubeadm would register as a Node that the API server refuses.
+BAD_NODE_NAMES = ("GPU-01", "gpu_01", "gpu-01.", "g" * 254)
+
+
+@pytest.fixture(scope="module")
+def bad_node_name_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, HostRun]:
+    """playbooks/preflight.yml once, over one local host per bad name, each with a good pool."""
+    cases = {name: {"gpurack_pool": GOOD_POOL} for name in BAD_NODE_NAMES}
+    runs, out = run_cases(
+        tmp_path_factory.mktemp("names"), REPO / "playbooks/preflight.yml", cases, ("-e", "gpurack_hosts=all")
+    )
+    assert "Traceback" not in out
+    return runs
+
+
+@pytest.mark.parametrize("host", BAD_NODE_NAMES)
+def test_a_host_kubernetes_would_refuse_as_a_node_fails_preflight_before_gathering(
+    bad_node_name_runs: dict[str, HostRun], host: str
+) -> None:
+    """kubeadm registers a host under its inventory name: the API server must not refuse it first."""
+    run = bad_node_name_runs[host]
+    assert run.failed_task is not None and "Refuse a host whose name Kubernetes" in run.failed_task, run
+    assert "inventory host name: " in run.message and "must be a DNS subdomain" in run.message
+    assert not run.ran("Gather")
+
+
 @pytest.fixture(scope="module")
 def cgroup_v1_capture(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The H200 capture with a cgroup v1 hierarchy: os.cgroup_v2 warns, nothing fails."""

@@ -51,9 +51,24 @@ def join_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, HostRun]:
     cases: dict[str, dict[str, Any]] = {
         name: {"kubeadm_join_token_ttl_minutes": ttl, "gpurack_pool": POOL} for name, ttl in TTL_CASES.items()
     }
-    cases["bad_pool"] = {"gpurack_pool": {**POOL, "wrkload": "batch", "name": "H200 Inference"}}
+    cases["bad-pool"] = {"gpurack_pool": {**POOL, "wrkload": "batch", "name": "H200 Inference"}}
+    cases |= {name: {"gpurack_pool": POOL} for name in NODE_NAME_CASES}
     runs, _ = run_cases(tmp, role_playbook(tmp, "kubeadm_join"), cases)
     return runs
+
+
+# Inventory host names kubeadm would register as a Node that the API server refuses.
+NODE_NAME_CASES = ("GPU-01", "gpu_01", "gpu-01.", "g" * 254)
+
+
+@pytest.mark.parametrize("case", NODE_NAME_CASES)
+def test_kubeadm_join_refuses_a_host_kubernetes_would_refuse_as_a_node(
+    join_runs: dict[str, HostRun], case: str
+) -> None:
+    run = join_runs[case]
+    assert run.failed_task is not None and "Refuse a host whose name Kubernetes" in run.failed_task, run
+    assert "inventory host name: " in run.message and "must be a DNS subdomain" in run.message
+    assert not run.ran("Derive labels and taints")
 
 
 @pytest.mark.parametrize("case", sorted(TTL_CASES))
@@ -67,9 +82,9 @@ def test_kubeadm_join_refuses_a_token_ttl_outside_1_to_120(join_runs: dict[str, 
     assert not run.ran("Derive labels and taints")
 
 
-def _assert_bad_pool_refused(run: HostRun, role: str) -> None:
+def _assert_bad_pool_refused(run: HostRun, role: str, host: str = "bad_pool") -> None:
     assert run.failed_task is not None and "Refuse a bad pool" in run.failed_task, run
-    assert f"{role}_pool (gpurack_pool) of bad_pool is invalid" in run.message
+    assert f"{role}_pool (gpurack_pool) of {host} is invalid" in run.message
     assert "unknown key 'wrkload' (did you mean 'workload'?)" in run.message
     assert "pool.name: 'H200 Inference' must be a DNS label" in run.message
     assert not run.ran("Gather the GPU and NIC facts")
@@ -77,7 +92,7 @@ def _assert_bad_pool_refused(run: HostRun, role: str) -> None:
 
 def test_kubeadm_join_refuses_a_bad_pool_before_reading_facts(join_runs: dict[str, HostRun]) -> None:
     """join.yml can run without preflight: the roles that label check the pool again, by the same rules."""
-    _assert_bad_pool_refused(join_runs["bad_pool"], "kubeadm_join")
+    _assert_bad_pool_refused(join_runs["bad-pool"], "kubeadm_join", "bad-pool")
 
 
 def test_node_labels_refuses_a_bad_pool_before_reading_facts(tmp_path: Path) -> None:
@@ -120,3 +135,11 @@ def test_fabric_takes_mtus_in_range(fabric_runs: dict[str, HostRun]) -> None:
     assert "an MTU must be" not in run.message
     # The role went on to its next task (and stops there: there are no facts here).
     assert run.ran("Load platform variables"), run
+
+
+def test_kubeadm_control_plane_refuses_a_host_kubernetes_would_refuse_as_a_node(tmp_path: Path) -> None:
+    runs, _ = run_cases(tmp_path, role_playbook(tmp_path, "kubeadm_control_plane"), {"CP_01": {}})
+    run = runs["CP_01"]
+    assert run.failed_task is not None and "Refuse a host whose name Kubernetes" in run.failed_task, run
+    assert "inventory host name: 'CP_01' must be a DNS subdomain" in run.message
+    assert not run.ran("Write the audit policy")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from ansible_collections.gpurack.bootstrap.plugins.filter.names import node_name_errors
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._k8s_names import (
     dns_label_error,
     dns_subdomain_error,
@@ -14,6 +15,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils._k8s_names impor
     is_label_value,
     label_key_error,
     label_value_error,
+    node_name_error,
 )
 from hypothesis import given
 from hypothesis import strategies as st
@@ -90,6 +92,21 @@ def test_errors_name_the_place_and_the_rule() -> None:
         "gpurack_object_store.pod_labels: label key 'a/b/c' has more than one '/'"
     )
     assert label_key_error("x", "app.kubernetes.io/name") is None  # Kubernetes' prefixes: the caller's rule
+
+
+@pytest.mark.parametrize(
+    "name", ["GPU-01", "gpu_01", "gpu-01.", "gpu-01\n", "g" * 254, "a/b", "..", "", None, 7]
+)
+def test_a_node_name_kubernetes_refuses_is_named(name: object) -> None:
+    error = node_name_error("inventory host name", name)
+    assert error is not None and error.startswith("inventory host name")
+    assert node_name_errors(name, "inventory host name") == [error]
+
+
+@pytest.mark.parametrize("name", ["gpu-01", "gpu-01.rack-2.example", "10.0.0.5", "g" * 253])
+def test_a_node_name_kubernetes_accepts_passes(name: str) -> None:
+    assert node_name_error("x", name) is None
+    assert node_name_errors(name) == []
 
 
 @given(st.text(alphabet=_ALPHABET, max_size=300))
