@@ -16,7 +16,7 @@ LAB_PROFILES ?= --profile hgx-h100x8-ib --profile h200x1
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: help setup run lab-down validate-local lab-k8s lab-k8s-verify lab-images lab-k8s-test lab-e2e test lint unit fuzz install-check molecule molecule-default molecule-raid0 bench-molecule bench-lab bench-lab-k8s bench-patch bench-inventory bench-fabric clean
+.PHONY: help setup run lab-down validate-local lab-k8s lab-k8s-verify lab-images lab-k8s-test lab-e2e test lint sanity unit fuzz install-check molecule molecule-default molecule-raid0 bench-molecule bench-lab bench-lab-k8s bench-patch bench-inventory bench-fabric clean
 
 help: ## List targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -50,7 +50,7 @@ validate-local: setup ## Capture this machine and validate it against an example
 # about one core busy for its whole run (software emulation, one Python at a time in the
 # guest), its default scenario, the install check and the unit tests; and the lab end to end,
 # the longest stage, from the start. docs/molecule.md has the figures.
-TEST_STAGES ?= lint,molecule-raid0,molecule-default,install-check,unit+lab-k8s,lab-images,lab-e2e
+TEST_STAGES ?= lint,sanity,molecule-raid0,molecule-default,install-check,unit+lab-k8s,lab-images,lab-e2e
 
 test: setup ## Every test: linters, syntax, unit, CLI, DB, wheel + tarball outside the checkout, Molecule, lab, lab Kubernetes (a table of stage seconds at the end)
 	tools/run-stages.sh $(TEST_STAGES)
@@ -82,6 +82,9 @@ lint-imports:
 # One ansible-playbook process checks them all (a broken one fails it, naming its file).
 syntax: setup ## ansible-playbook --syntax-check on every playbook
 	$(BIN)/ansible-playbook -i localhost, --syntax-check playbooks/*.yml lab/playbooks/*.yml awx/configure.yml
+
+sanity: setup ## ansible-test sanity on the collection tarball's content, offline (tests/sanity holds the ignores; docs/development.md their reasons)
+	tools/sanity.sh
 
 unit: setup ## pytest: parsers, checks, filters, modules, CLI
 	$(BIN)/pytest -n $(PYTEST_WORKERS)

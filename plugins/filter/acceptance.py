@@ -49,7 +49,7 @@ def acceptance_prices(
     if isinstance(hosts, (str, bytes)):
         raise AnsibleFilterError("acceptance_prices expects hostvars and a list of host names")
     try:
-        _, gpu_hour = pools_from_hosts({h: hostvars[h] for h in hosts})
+        _pools, gpu_hour = pools_from_hosts({h: hostvars[h] for h in hosts})
         monthly, currency = site_costs(site)
     except CostError as exc:
         raise AnsibleFilterError(f"acceptance_prices: {exc}") from None

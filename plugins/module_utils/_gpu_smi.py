@@ -60,7 +60,7 @@ def _sum_counters(leaves: Iterable[tuple[str, str]], wanted: str, source: str) -
     leaves = list(leaves)
     older = {"single_bit": "corrected", "double_bit": "uncorrected"}
     picked: list[str] = []
-    if any(path.startswith(tuple(older)) for path, _ in leaves):
+    if any(path.startswith(tuple(older)) for path, _value in leaves):
         picked = [v for p, v in leaves if p.endswith("total") and older.get(p.split("/")[0]) == wanted]
     else:
         for path, value in leaves:

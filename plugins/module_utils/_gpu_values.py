@@ -60,7 +60,7 @@ def snake(name: str) -> str:
 def normalize_bus_id(bus_id: str) -> str:
     """'00000000:19:00.0' (nvidia-smi) -> '0000:19:00.0' (sysfs form, lower case)."""
     bus_id = bus_id.strip().lower()
-    domain, _, rest = bus_id.partition(":")
+    domain, _colon, rest = bus_id.partition(":")
     if rest and len(domain) > 4:
         domain = domain[-4:]
     return f"{domain}:{rest}" if rest else bus_id

@@ -97,7 +97,7 @@ def parse_os_release(text: str) -> dict[str, str]:
         line = raw_line.strip()
         if not line or line.startswith("#") or "=" not in line:
             continue
-        key, _, raw = line.partition("=")
+        key, _equals, raw = line.partition("=")
         try:
             parts = shlex.split(raw)
         except ValueError:  # an unbalanced quote: keep the raw text rather than fail the run

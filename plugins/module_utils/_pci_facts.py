@@ -125,6 +125,13 @@ def _finish(device: dict[str, Any], cap: tuple[Any, ...] | None, sta: tuple[Any,
     device["link"] = make_link(cap_speed, cap_width, sta[0], sta[1], speed_mark=sta[2], width_mark=sta[3])
 
 
+def _bus_id(header: re.Match[str], lineno: int) -> str:
+    bus_id = normalize_bus_id(header.group("bus_id"))
+    if bus_id is None:  # the header regex only matches bus ids
+        raise FactsError(f"{_LSPCI}: line {lineno}: {header.group('bus_id')!r} is no PCI bus id")
+    return bus_id
+
+
 def parse_lspci_vvv(text: str) -> list[dict[str, Any]]:
     """Devices of `lspci -vvv` (ids only when the output carries `-nn` style brackets).
 
@@ -149,9 +156,7 @@ def parse_lspci_vvv(text: str) -> list[dict[str, Any]]:
                 raise FactsError(f"{_LSPCI}: line {lineno} is not a device header: {line[:80]!r}")
             if current is not None:
                 _finish(current, cap, sta)
-            bus_id = normalize_bus_id(header.group("bus_id"))
-            assert bus_id is not None  # the header regex only matches bus ids
-            current, cap, sta = _new_device(bus_id, header.group("desc").strip()), None, None
+            current, cap, sta = _new_device(_bus_id(header, lineno), header.group("desc").strip()), None, None
             devices.append(current)
             continue
         if current is None:

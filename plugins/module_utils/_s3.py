@@ -16,12 +16,13 @@ import hmac
 import os
 import urllib.error
 import urllib.parse
-import urllib.request
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, BinaryIO
+
+from ansible.module_utils.urls import open_url
 
 EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
 _UNRESERVED = "-_.~"
@@ -83,7 +84,7 @@ def sign(
     to_sign = "\n".join(["AWS4-HMAC-SHA256", amz_date, scope, hashlib.sha256(canonical.encode()).hexdigest()])
     key = _hmac(_hmac(_hmac(_hmac(f"AWS4{secret_key}".encode(), day), region), service), "aws4_request")
     signature = hmac.new(key, to_sign.encode(), hashlib.sha256).hexdigest()
-    out = {k: v for k, v in headers.items()}
+    out = dict(headers.items())
     out.update({"x-amz-date": amz_date, "x-amz-content-sha256": payload_sha256})
     out["Authorization"] = (
         f"AWS4-HMAC-SHA256 Credential={access_key}/{scope}, "
@@ -251,9 +252,10 @@ class Client:
             region=self.region,
             now=datetime.now(timezone.utc),  # noqa: UP017 - modules keep 3.9 syntax
         )
-        req = urllib.request.Request(url, data=body if body != b"" else None, method=method, headers=signed)
         try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+            with open_url(
+                url, data=body if body != b"" else None, method=method, headers=signed, timeout=self.timeout
+            ) as resp:
                 status, got, data = resp.status, dict(resp.headers.items()), resp.read()
         except urllib.error.HTTPError as exc:
             status, got, data = exc.code, dict(exc.headers.items()), exc.read()

@@ -50,7 +50,7 @@ def parse_mountinfo(text: str) -> list[Mount]:
     """Mounts of /proc/self/mountinfo (proc(5): field 3 is major:minor, 5 the mountpoint)."""
     mounts = []
     for line in text.splitlines():
-        left, _, right = line.partition(" - ")
+        left, _dash, right = line.partition(" - ")
         fields, rfields = left.split(), right.split()
         if len(fields) < 5:
             continue

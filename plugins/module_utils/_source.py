@@ -108,7 +108,7 @@ class CaptureSource:
         text = self.read(entry.filename)
         if text is None:
             return CommandOutput(rc=RC_NOT_FOUND, stdout="", stderr=f"{entry.filename}: not in this capture")
-        _, output = parse_capture_file(text, name=str(self.root / entry.filename))
+        _frame, output = parse_capture_file(text, name=str(self.root / entry.filename))
         return output
 
 

@@ -14,10 +14,10 @@ description:
     gzip'd tar in the bundle format of C(docs/capture-format.md). It is the code
     C(gpurack capture) runs (C(plugins/module_utils/_bundle.py)); a tool that is not installed
     gives its C(rc=127) frame.
-  - Without O(dest), or in check mode, it only probes: the commands run and nothing is written.
+  - Without O(dest), or in check mode, it only probes; the commands run and nothing is written.
   - Reads the node only; writes only O(dest).
 version_added: "0.2.0"
-author: gpurack maintainers
+author: gpurack maintainers (@gpurack)
 options:
   dest:
     description: Archive to write (overwritten). Omitted, the module only probes.

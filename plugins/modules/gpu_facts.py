@@ -18,7 +18,7 @@ description:
   - Never changes the host.
 version_added: 0.1.0
 author:
-  - gpurack maintainers
+  - gpurack maintainers (@gpurack)
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
   - ansible.builtin.action_common_attributes.facts

@@ -23,7 +23,7 @@ description:
   - This is an action plugin; C(kubernetes.core) and the C(kubernetes) Python package must be on
     the controller.
 version_added: "0.1.0"
-author: gpurack maintainers
+author: gpurack maintainers (@gpurack)
 options:
   objects:
     description: The objects, in the order to apply them (namespaces first).

@@ -27,7 +27,7 @@ description:
     makes the API server answer 409 Conflict; the module then reads the Node again and re-plans, up to
     O(retries) times.
 version_added: "0.1.0"
-author: gpurack maintainers
+author: gpurack maintainers (@gpurack)
 requirements:
   - kubernetes (the Python client)
 options:

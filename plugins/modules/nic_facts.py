@@ -17,7 +17,7 @@ description:
   - With O(root) pointing at a capture bundle (see C(docs/capture-format.md)) the commands are
     replayed from the bundle and sysfs is read below it.
 version_added: "0.1.0"
-author: gpurack maintainers
+author: gpurack maintainers (@gpurack)
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
   - ansible.builtin.action_common_attributes.facts

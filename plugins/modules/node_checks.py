@@ -16,7 +16,7 @@ description:
   - The module itself does not fail when checks fail; assert on RV(summary.verdict). It fails only when
     O(expect) does not follow the expectations schema, listing every wrong path.
 version_added: "0.1.0"
-author: gpurack maintainers
+author: gpurack maintainers (@gpurack)
 options:
   facts:
     description:
@@ -108,6 +108,12 @@ summary:
   returned: success
   type: dict
   sample: {pass: 14, warn: 1, fail: 1, skip: 12, verdict: fail}
+  contains:
+    verdict:
+      description: The node's verdict, one of V(fail), V(warn), V(pass), V(skip).
+      returned: success
+      type: str
+      sample: fail
 not_assessed:
   description:
     - Why the node could not be assessed (every check of it skipped, or none ran), or null when it was.

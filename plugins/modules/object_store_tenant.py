@@ -21,7 +21,7 @@ description:
   - Stdlib only on the controller (no boto3); C(plugins/module_utils/_s3.py).
   - Idempotent; reports only what it changed, and in check mode what it would change.
 version_added: "0.1.0"
-author: gpurack maintainers
+author: gpurack maintainers (@gpurack)
 options:
   endpoint:
     description: The store's URL as the controller reaches it, e.g. C(http://192.0.2.10:7070).
@@ -58,6 +58,15 @@ options:
     type: list
     elements: dict
     default: []
+    suboptions:
+      src:
+        description: A file or a folder on the controller (C(~) is expanded).
+        type: path
+        required: true
+      key:
+        description: The object's key; a folder's ends with C(/).
+        type: str
+        required: true
   timeout:
     description: Seconds each request may take.
     type: int
@@ -107,7 +116,6 @@ bytes_uploaded:
   type: int
 """
 
-import os
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpurack.bootstrap.plugins.module_utils._s3 import (
@@ -131,15 +139,21 @@ def main() -> None:
             "access_key": {"type": "str", "required": True, "no_log": False},
             "secret_key": {"type": "str", "required": True, "no_log": True},
             "bucket": {"type": "str", "required": True},
-            "seed": {"type": "list", "elements": "dict", "default": []},
+            "seed": {
+                "type": "list",
+                "elements": "dict",
+                "default": [],
+                "options": {
+                    "src": {"type": "path", "required": True},
+                    "key": {"type": "str", "required": True, "no_log": False},
+                },
+            },
             "timeout": {"type": "int", "default": 60},
         },
         supports_check_mode=True,
     )
     p = module.params
-    entries = [
-        {"src": os.path.expanduser(str(e.get("src", ""))), "key": str(e.get("key", ""))} for e in p["seed"]
-    ]
+    entries = [{"src": str(e["src"]), "key": str(e["key"])} for e in p["seed"]]
     try:
         files = seed_files(entries)
     except ValueError as exc:

@@ -27,7 +27,7 @@ description:
     C(kueue), C(gpu_operator) and C(observability) do. C(gpurack platform render) writes the same
     objects to files.
 version_added: "0.1.0"
-author: gpurack maintainers
+author: gpurack maintainers (@gpurack)
 options:
   site:
     description: The site, the output of the filter C(gpurack.bootstrap.platform_site).

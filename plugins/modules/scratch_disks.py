@@ -17,7 +17,7 @@ description:
     as the nvme_scratch role uses it.
   - Only reads (C(plugins/module_utils/_scratch_disks.py)).
 version_added: "0.2.0"
-author: gpurack maintainers
+author: gpurack maintainers (@gpurack)
 options:
   devices:
     description: Candidate disks (C(/dev/...)).

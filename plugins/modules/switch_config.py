@@ -19,7 +19,7 @@ description:
   - After the change the running configuration is read again; a setting the switch did not
     take fails the task.
 version_added: "0.1.0"
-author: gpurack maintainers
+author: gpurack maintainers (@gpurack)
 extends_documentation_fragment:
   - gpurack.bootstrap.switch
 options:

@@ -15,7 +15,7 @@ description:
     (Arista EOS, Cisco NX-OS), into one shape (RV(switch)).
   - Changes nothing on the switch.
 version_added: "0.1.0"
-author: gpurack maintainers
+author: gpurack maintainers (@gpurack)
 extends_documentation_fragment:
   - gpurack.bootstrap.switch
 attributes:

@@ -19,7 +19,7 @@ description:
     time of the validation that produced the values and a re-run with the same results changes nothing.
   - The encoding is in C(docs/platform.md), section C(Metrics and the Node condition).
 version_added: "0.1.0"
-author: gpurack maintainers
+author: gpurack maintainers (@gpurack)
 options:
   directory:
     description: The node exporter's textfile folder (C(--collector.textfile.directory)); made when missing.

@@ -113,7 +113,7 @@ def per_gpu(
     if why:
         return [skip(entry, why)]
     values = [(g, value_of(g)) for g in gpus]
-    if all(v is None for _, v in values):
+    if all(v is None for _name, v in values):
         return [skip(entry, missing)]
     return [
         judge(g, v) if v is not None else skip(entry, missing, component=g.component()) for g, v in values

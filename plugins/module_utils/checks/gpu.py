@@ -95,7 +95,7 @@ def _duplicates(gpus: list[GpuView]) -> tuple[int, list[str]]:
 def check_gpu_count(ctx: Context) -> list[CheckResult]:
     if ctx.gpu() is None:
         return [skip(GPU_COUNT, "no GPU facts were gathered (gpurack_gpu missing)")]
-    gpus, _ = ctx.gpus()
+    gpus, _why_none = ctx.gpus()
     repeated, repeats = _duplicates(gpus)
     count = len(gpus) - repeated
     expected = ctx.want("gpu.count")
@@ -330,7 +330,7 @@ def check_xid(ctx: Context) -> list[CheckResult]:
     events = [e for e in events if isinstance(e.field("xid"), int)]
     if not events:
         return [result(GPU_XID, "pass", measured=[], expected=[], source="dmesg")]
-    gpus, _ = ctx.gpus()
+    gpus, _why_none = ctx.gpus()
     grouped: dict[tuple[str, int], list[Any]] = {}
     for event in events:
         grouped.setdefault((_gpu_for_bus(gpus, event.field("bus_id")), event.field("xid")), []).append(event)

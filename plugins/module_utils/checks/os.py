@@ -52,7 +52,8 @@ def check_driver_version(ctx: Context) -> list[CheckResult]:
     elif version is not None:
         ok, why = measured == version, f"driver {measured} is installed, expected {version}"
     else:
-        ok, why = str(measured).split(".")[0] == str(branch), f"driver {measured} is not on branch {branch}"
+        on_branch = str(measured).split(".", maxsplit=1)[0] == str(branch)
+        ok, why = on_branch, f"driver {measured} is not on branch {branch}"
     return [
         result(
             DRIVER_VERSION,

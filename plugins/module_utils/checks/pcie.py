@@ -241,7 +241,7 @@ def check_pci_downgraded(ctx: Context) -> list[CheckResult]:
     source = str(pci.field("source"))
     if not downgraded:
         return [result(DOWNGRADED, "pass", measured=[], expected=[], source=source)]
-    gpus, _ = ctx.gpus()
+    gpus, _why_none = ctx.gpus()
     roles = _path_roles(pci, {str(g.field("bus_id")) for g in gpus})
     devices = {str(d.field("bus_id")): d for d in pci.devices()}
     return [_downgraded(pci, b, devices.get(b, PciDeviceView({})), roles.get(b)) for b in downgraded]

@@ -46,7 +46,7 @@ def pool_capacity(site: Site) -> list[PoolCapacity]:
                 gpus=pool.gpus,
                 source=pool.gpus_source,
                 hosts=len(pool.hosts),
-                nominal=sum(n for _, n in asks),
+                nominal=sum(n for _team, n in asks),
                 teams=asks,
             )
         )

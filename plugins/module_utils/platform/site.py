@@ -209,8 +209,8 @@ def _pools(
 
 
 def _pool(name: str, members: list[_Member], errors: list[str]) -> Pool:
-    first_host, first, _, _ = members[0]
-    for host, pool, _, _ in members[1:]:
+    first_host, first, _gpus, _source = members[0]
+    for host, pool, _gpus, _source in members[1:]:
         if _identity(pool) != _identity(first):
             errors.append(f"pool {name}: hosts {first_host} and {host} differ in workload, sharing or taints")
     return Pool(

@@ -64,7 +64,7 @@ def missing(intended: Sequence[Block], running: Sequence[Block]) -> list[Block]:
 def after(intended: Sequence[Block], running: Sequence[Block]) -> list[Block]:
     """The section once the intended settings are applied: they replace the running settings of
     the same key, and the port's other settings stay."""
-    ours = {setting_key(head) for head, _ in intended}
+    ours = {setting_key(head) for head, _body in intended}
     return [*intended, *(block for block in running if setting_key(block[0]) not in ours)]
 
 

@@ -47,7 +47,7 @@ def _errors(text: str) -> dict[str, dict[str, int]]:
 
 
 def _roce(blocks: tuple[Block, ...]) -> RoceSettings:
-    heads = [head for head, _ in blocks]
+    heads = [head for head, _body in blocks]
     priorities = tuple(
         int(words[2])
         for words in (head.split() for head in heads)

@@ -34,7 +34,7 @@ COMMANDS = (LLDP, INTERFACES, RUNNING)
 
 
 def _roce(blocks: tuple[Block, ...]) -> RoceSettings:
-    heads = [head for head, _ in blocks]
+    heads = [head for head, _body in blocks]
     return RoceSettings(
         pfc="priority-flow-control mode on" in heads,
         ecn=any(head.startswith("service-policy type queuing output ") for head in heads),
