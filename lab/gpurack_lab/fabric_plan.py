@@ -17,8 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import yaml
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.intent import PortIntent
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.platforms import platform_for
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch import PortIntent, platform_for
 from gpurack.errors import UsageError
 
 from gpurack_lab.fake_switch import EOS, NXOS, port_names

@@ -18,11 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.config_text import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch import (
+    Block,
+    canonical_port,
     section_text,
     setting_key,
 )
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.model import Block, canonical_port
 
 EOS = "arista_eos"
 NXOS = "cisco_nxos"

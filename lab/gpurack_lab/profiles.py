@@ -11,13 +11,13 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._capture import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts import (
     CAPTURE_COMMANDS,
     RC_NOT_FOUND,
     CommandOutput,
     format_capture_file,
+    is_capture_dir,
 )
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import is_capture_dir
 from gpurack.errors import UsageError
 from gpurack.project import project_root
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_facts import gather_gpu
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._nic_facts import gather_nic
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._pci_facts import gather_pci
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import CaptureSource
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu import gather_gpu
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.nic import gather_nic
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.pci import gather_pci
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.source import CaptureSource
 from gpurack.errors import UsageError
 from gpurack_lab import faults, profiles
 

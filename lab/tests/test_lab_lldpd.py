@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import Verdict
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.results.model import Verdict
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.checks import check_fabric
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.fabric import plan_from_vars
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.host_lldp import parse_neighbors

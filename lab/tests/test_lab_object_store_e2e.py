@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ansible_collections.gpurack.bootstrap.plugins.module_utils import _s3
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.object_store import s3 as _s3
 from gpurack.errors import ExitCode
 from gpurack.runner import RunRequest, run_playbook
 from gpurack_lab import lab_kubernetes, rack

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._labels import pool_errors
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.labels.derive import pool_errors
 
 POOL_FILES = sorted((Path(__file__).resolve().parents[1] / "inventory/group_vars").glob("*/pool.yml"))
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.applied import summarise
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform import summarise
 
 
 class ActionModule(ActionBase):  # type: ignore[misc]

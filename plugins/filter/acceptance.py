@@ -8,12 +8,20 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._cost import CostError
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._cost_inputs import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance import (
+    JobSpec,
+    Observed,
+    job_objects,
+    observed,
+    read_settings,
+    row_line,
+    rows,
+)
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.cost import (
+    CostError,
     pools_from_hosts,
     site_costs,
 )
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance import job, observe, rows, settings
 
 
 def acceptance_job_objects(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -23,7 +31,7 @@ def acceptance_job_objects(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
             "acceptance_job_objects expects a mapping (name, namespace, queue, image, ...)"
         )
     try:
-        return job.objects(job.JobSpec.from_mapping(spec))
+        return job_objects(JobSpec.from_mapping(spec))
     except (TypeError, ValueError) as exc:
         raise AnsibleFilterError(f"acceptance_job_objects: {exc}") from None
 
@@ -34,11 +42,11 @@ def acceptance_rows(raw: Mapping[str, Any], acceptance: Any = None) -> list[dict
     if not isinstance(raw, Mapping):
         raise AnsibleFilterError("acceptance_rows expects the mapping the acceptance role gathered")
     try:
-        wanted = settings.read(acceptance)
-        seen = rows.Observed.from_mapping(observe.observed(raw))
+        wanted = read_settings(acceptance)
+        seen = Observed.from_mapping(observed(raw))
     except (KeyError, TypeError, ValueError) as exc:
         raise AnsibleFilterError(f"acceptance_rows: {exc}") from None
-    return [row.to_dict() for row in rows.rows(seen, wanted)]
+    return [row.to_dict() for row in rows(seen, wanted)]
 
 
 def acceptance_prices(
@@ -70,7 +78,7 @@ def acceptance_row_line(row: Mapping[str, Any]) -> str:
     """One row as a line of text: id, verdict, figure with its unit, and why."""
     if not isinstance(row, Mapping):
         raise AnsibleFilterError("acceptance_row_line expects one row of acceptance_rows")
-    return rows.line(row)
+    return row_line(row)
 
 
 class FilterModule:

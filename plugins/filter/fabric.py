@@ -8,22 +8,18 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.checks import (
-    check_fabric,
-    check_host_lldp,
-)
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.fabric import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch import (
     PLAN_KEYS,
     FabricPlan,
+    PlanError,
+    SwitchOutputError,
+    check_fabric,
+    check_host_lldp,
+    parse_neighbors,
     plan_from_vars,
     port_intents,
-)
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.host_lldp import parse_neighbors
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.model import (
-    SwitchOutputError,
     view_from_dict,
 )
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.plan import PlanError
 
 
 def _plan(

@@ -8,8 +8,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.gpurack.bootstrap.plugins.module_utils import _sharing
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform import gpu_operator
+from ansible_collections.gpurack.bootstrap.plugins.module_utils import labels as _labels
+from ansible_collections.gpurack.bootstrap.plugins.module_utils import platform as _platform
 
 
 def gpu_operator_values(
@@ -17,10 +17,10 @@ def gpu_operator_values(
 ) -> dict[str, Any]:
     """The GPU Operator chart's values for `hosts` (the GPU nodes) from their inventory variables."""
     try:
-        return gpu_operator.gpu_operator_values(
-            gpu_operator.operator_hosts(hostvars, list(hosts)), gpu_operator.settings_from_mapping(settings)
+        return _platform.gpu_operator_values(
+            _platform.operator_hosts(hostvars, list(hosts)), _platform.settings_from_mapping(settings)
         )
-    except gpu_operator.GpuOperatorInputError as exc:
+    except _platform.GpuOperatorInputError as exc:
         raise AnsibleFilterError(f"gpu_operator_values: {exc}") from exc
 
 
@@ -28,7 +28,7 @@ def gpu_operator_node_labels(pool: Mapping[str, Any]) -> dict[str, str]:
     """The node labels that select the node's device-plugin and MIG configs from its pool."""
     if not isinstance(pool, Mapping) or not pool.get("name"):
         raise AnsibleFilterError(f"gpu_operator_node_labels expects a pool with a name, got {pool!r}")
-    return gpu_operator.operator_node_labels(pool)
+    return _platform.operator_node_labels(pool)
 
 
 def pool_gpu_resources(pool: Mapping[str, Any], gpus: int, mig_strategy: str = "mixed") -> dict[str, int]:
@@ -36,8 +36,8 @@ def pool_gpu_resources(pool: Mapping[str, Any], gpus: int, mig_strategy: str = "
     if not isinstance(pool, Mapping):
         raise AnsibleFilterError(f"pool_gpu_resources expects a pool mapping, got {type(pool).__name__}")
     try:
-        return _sharing.pool_gpu_resources(pool, int(gpus), mig_strategy)
-    except (_sharing.SharingError, TypeError, ValueError) as exc:
+        return _labels.pool_gpu_resources(pool, int(gpus), mig_strategy)
+    except (_labels.SharingError, TypeError, ValueError) as exc:
         raise AnsibleFilterError(f"pool_gpu_resources: {exc}") from exc
 
 

@@ -8,15 +8,14 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.gpurack.bootstrap.plugins.module_utils import _labels
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._labels import LabelError
+from ansible_collections.gpurack.bootstrap.plugins.module_utils import labels as _labels
 
 
 def node_labels(facts: Mapping[str, Any], pool: Mapping[str, Any]) -> dict[str, str]:
     """The node's gpurack.io/* labels from its facts (gpurack_gpu, gpurack_nic) and its pool."""
     try:
         return _labels.node_labels(facts, pool)
-    except LabelError as exc:
+    except _labels.LabelError as exc:
         raise AnsibleFilterError(
             f"node_labels expects facts with gpurack_gpu and gpurack_nic and a pool "
             f"{{name, workload, sharing, labels}}: {exc}"
@@ -27,7 +26,7 @@ def pool_taints(pool: Mapping[str, Any]) -> list[dict[str, str]]:
     """The pool's taints plus gpurack.io/validating:NoSchedule."""
     try:
         return _labels.pool_taints(pool)
-    except LabelError as exc:
+    except _labels.LabelError as exc:
         raise AnsibleFilterError(
             f"pool_taints expects a pool with a taints list of {{key, value, effect}}: {exc}"
         ) from exc

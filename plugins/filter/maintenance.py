@@ -9,12 +9,12 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.gpurack.bootstrap.plugins.module_utils import _maintenance as maintenance
+from ansible_collections.gpurack.bootstrap.plugins.module_utils import node as _node
 
 
 def maintenance_problems(node: Mapping[str, Any] | None) -> list[str]:
     """Why the Node may not be taken out of service; [] when it may."""
-    return maintenance.maintenance_problems(node)
+    return _node.maintenance_problems(node)
 
 
 def patch_batches(
@@ -32,10 +32,10 @@ def patch_batches(
     """
     chosen = re.split(r"[,\s]+", pools) if isinstance(pools, str) else list(pools or [])
     try:
-        return maintenance.patch_order(
-            maintenance.pools_of(hostvars, hosts, [p for p in chosen if p], only=limit), serial
+        return _node.patch_order(
+            _node.pools_of(hostvars, hosts, [p for p in chosen if p], only=limit), serial
         )
-    except maintenance.PlanError as exc:
+    except _node.PlanError as exc:
         raise AnsibleFilterError(f"patch_batches: {exc}") from None
 
 

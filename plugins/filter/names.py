@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._k8s_names import node_name_error
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.names import node_name_error
 
 
 def node_name_errors(name: Any, where: str = "the Node's name") -> list[str]:

@@ -9,7 +9,7 @@ from dataclasses import fields
 from typing import Any
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.gpurack.bootstrap.plugins.module_utils import _observability as obs
+from ansible_collections.gpurack.bootstrap.plugins.module_utils import platform as _platform
 
 
 def prometheus_scrape_config(
@@ -19,7 +19,7 @@ def prometheus_scrape_config(
     options: Mapping[str, Any],
 ) -> dict[str, Any]:
     """prometheus.yml for the node exporters, the kubelets and Kueue, from inventory."""
-    known = {f.name for f in fields(obs.ScrapeOptions)}
+    known = {f.name for f in fields(_platform.ScrapeOptions)}
     if unknown := sorted(set(options) - known):
         raise AnsibleFilterError(
             f"prometheus_scrape_config: unknown options {', '.join(unknown)} "
@@ -27,16 +27,16 @@ def prometheus_scrape_config(
         )
     if not options.get("token_file"):
         raise AnsibleFilterError("prometheus_scrape_config: options.token_file is required")
-    return obs.scrape_config(
-        obs.targets_from_hostvars(hostvars, node_exporter_hosts),
-        obs.targets_from_hostvars(hostvars, kubelet_hosts),
-        obs.ScrapeOptions(**options),
+    return _platform.scrape_config(
+        _platform.targets_from_hostvars(hostvars, node_exporter_hosts),
+        _platform.targets_from_hostvars(hostvars, kubelet_hosts),
+        _platform.ScrapeOptions(**options),
     )
 
 
 def prometheus_rbac(namespace: str) -> list[dict[str, Any]]:
     """The service account Prometheus scrapes with, its token Secret and its cluster role."""
-    return obs.prometheus_rbac(namespace)
+    return _platform.prometheus_rbac(namespace)
 
 
 class FilterModule:

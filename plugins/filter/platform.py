@@ -8,12 +8,12 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.removed import (
-    removed_team_objects as _removed_team_objects,
-)
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.site import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform import (
     PlatformInputError,
     site_from_hostvars,
+)
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform import (
+    removed_team_objects as _removed_team_objects,
 )
 
 

@@ -9,10 +9,10 @@ DOCUMENTATION = r"""
 module: capture_bundle
 short_description: Write a capture bundle of the node into a tar.gz on the node
 description:
-  - Runs the commands of the capture list (C(plugins/module_utils/_capture.py)), copies its
+  - Runs the commands of the capture list (C(plugins/module_utils/facts/capture.py)), copies its
     plain files (C(os-release)) and mirrors the sysfs attributes the facts modules read, into a
     gzip'd tar in the bundle format of C(docs/capture-format.md). It is the code
-    C(gpurack capture) runs (C(plugins/module_utils/_bundle.py)); a tool that is not installed
+    C(gpurack capture) runs (C(plugins/module_utils/facts/bundle.py)); a tool that is not installed
     gives its C(rc=127) frame.
   - Without O(dest), or in check mode, it only probes; the commands run and nothing is written.
   - Reads the node only; writes only O(dest).
@@ -73,10 +73,13 @@ import tarfile
 from pathlib import Path, PurePosixPath
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._bundle import BundleStats, write_bundle
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._capture import command_line
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._module_runner import make_runner
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._sysfs import TarSink
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts import (
+    BundleStats,
+    TarSink,
+    command_line,
+    make_runner,
+    write_bundle,
+)
 
 _ROOT = Path("/")
 

@@ -113,10 +113,14 @@ ansible_facts:
 
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import FactsError
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_facts import gather_gpu
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._module_runner import make_runner, warn_about
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import CaptureError, open_source
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.errors import FactsError
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts import (
+    CaptureError,
+    gather_gpu,
+    make_runner,
+    open_source,
+    warn_about,
+)
 
 
 def main() -> None:

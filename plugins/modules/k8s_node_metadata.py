@@ -166,18 +166,16 @@ from types import ModuleType
 from typing import Any
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._kube_api import api_error_text
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._node_condition import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.labels import PREFIX
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.node import (
     ConditionPlan,
+    api_error_text,
     conditions_from_node,
-    plan_condition,
-)
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._node_metadata import (
-    PREFIX,
     desired_errors,
     metadata_from_node,
     node_metadata,
     plan,
+    plan_condition,
 )
 
 

@@ -124,12 +124,12 @@ not_assessed:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks import run_checks, validate_expect
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.results import (
     CheckResult,
     not_assessed,
     summarise,
 )
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks import run_checks, validate_expect
 
 
 def main() -> None:

@@ -18,7 +18,7 @@ description:
     Signature Version 4 and the root or an admin account (O(admin_access_key), O(admin_secret_key));
     the bucket is created with the root account and handed to the user; the objects are uploaded
     with the user's own credentials, so they are the user's.
-  - Stdlib only on the controller (no boto3); C(plugins/module_utils/_s3.py).
+  - Stdlib only on the controller (no boto3); C(plugins/module_utils/object_store/s3.py).
   - Idempotent; reports only what it changed, and in check mode what it would change.
 version_added: "0.1.0"
 author: gpurack maintainers (@gpurack)
@@ -118,7 +118,7 @@ bytes_uploaded:
 
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._s3 import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.object_store import (
     Client,
     S3Error,
     describe,

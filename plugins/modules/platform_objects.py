@@ -89,14 +89,12 @@ capacity:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.capacity import pool_capacity
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.objects import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform import (
     DEFAULT_SECTIONS,
     SECTIONS,
-    build_objects,
-)
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.site import (
     PlatformInputError,
+    build_objects,
+    pool_capacity,
     site_from_dict,
 )
 

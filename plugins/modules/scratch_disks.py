@@ -15,7 +15,7 @@ description:
     O(fs_label)). Devices are found by device number, so a disk under another name is found too.
   - Plans the layout over them (RAID0 over two or more, the one disk directly, or nothing),
     as the nvme_scratch role uses it.
-  - Only reads (C(plugins/module_utils/_scratch_disks.py)).
+  - Only reads (C(plugins/module_utils/storage/scratch.py)).
 version_added: "0.2.0"
 author: gpurack maintainers (@gpurack)
 options:
@@ -90,8 +90,8 @@ plan:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._module_runner import make_runner
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._scratch_disks import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts import make_runner
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.storage import (
     BlockSystem,
     PlanOptions,
     plan,

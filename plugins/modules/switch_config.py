@@ -96,23 +96,19 @@ kind:
 from typing import Any
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.config_text import interface_sections
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.configure import (
-    PortChange,
-    all_commands,
-    port_changes,
-)
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.intent import PortIntent
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.platforms import (
-    Platform,
-    UnknownPlatformError,
-    platform_for,
-)
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.session import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch import (
     CONNECTION_ARGS,
+    Platform,
+    PortChange,
+    PortIntent,
     SwitchReadError,
     Target,
+    UnknownPlatformError,
+    all_commands,
+    interface_sections,
     netmiko_connect,
+    platform_for,
+    port_changes,
     run_commands,
     send_config,
     target_from_params,

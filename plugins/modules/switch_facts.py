@@ -60,11 +60,11 @@ kind:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.fabric import read_switch
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.session import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch import (
     CONNECTION_ARGS,
     SwitchReadError,
     netmiko_connect,
+    read_switch,
     target_from_params,
 )
 

@@ -81,7 +81,7 @@ import tempfile
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._metrics import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.results import (
     TEXTFILE_NAME,
     render_textfile,
     same_values,

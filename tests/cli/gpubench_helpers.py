@@ -6,12 +6,12 @@ import copy
 from pathlib import Path
 from typing import Any
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_models import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_models import (
     find_model,
 )
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._node_facts import gather_all
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import CheckResult
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import CaptureSource
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.node import gather_all
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.source import CaptureSource
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.results.model import CheckResult
 from gpurack.gpubench import burnin as bench_burnin
 from gpurack.gpubench import deltas as bench_deltas
 from gpurack.gpubench import results as bench_results

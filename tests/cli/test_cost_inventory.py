@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 import yaml
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._cost import CostError
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._cost_inputs import pools_from_hosts
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.cost.inputs import pools_from_hosts
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.cost.model import CostError
 from gpurack import cost_inventory
 from gpurack.errors import UsageError
 

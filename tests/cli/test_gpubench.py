@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_model_type import pcie_ceiling_gbps
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_model_type import pcie_ceiling_gbps
 from gpubench_helpers import (
     H200,
     REFERENCE,

@@ -13,9 +13,9 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_views import GpuView
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._node_facts import gather_all
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import CheckResult
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_views import GpuView
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.node import gather_all
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.results.model import CheckResult
 from gpubench_helpers import (
     H200,
     RESULT_KEYS,

@@ -15,7 +15,7 @@ from typing import Any
 
 import jsonschema
 import pytest
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._pci_facts import parse_lspci_vvv
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.pci import parse_lspci_vvv
 from conftest import PUBLIC
 from gpurack import hoststate
 from gpurack.cli import main

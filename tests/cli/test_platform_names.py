@@ -2,7 +2,7 @@
 inside a namespace the platform uses, and no two rendered objects with one kind, namespace and name.
 
 The API server must never be the first to refuse a name gpurack called valid: every name and
-label in what render writes passes Kubernetes' rules (module_utils/_k8s_names.py).
+label in what render writes passes Kubernetes' rules (module_utils/names.py).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._k8s_names import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.names import (
     is_dns_label,
     is_dns_subdomain,
     is_label_key,

@@ -45,7 +45,7 @@ def test_results_table_lists_failures_before_passes(capsys: pytest.CaptureFixtur
 def test_results_markdown_escapes_pipes_and_orders_failures_first() -> None:
     text = render.results_markdown("n1", [*RESULTS, {"title": "a|b", "verdict": "warn"}], SUMMARY)
     rows = [line for line in text.splitlines() if line.startswith("| ")][1:]
-    # The result model's one verdict order (module_utils/_results.py VERDICT_ORDER).
+    # The result model's one verdict order (module_utils/results/model.py VERDICT_ORDER).
     assert [row.split(" | ")[0] for row in rows] == ["| fail", "| warn", "| pass", "| skip"]
     assert "a\\|b" in text
 
@@ -71,7 +71,7 @@ def test_status_log_lines_carry_no_file_and_line_of_ours(capsys: pytest.CaptureF
 
 
 def test_one_verdict_style_table_keyed_by_verdict() -> None:
-    from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import Verdict
+    from ansible_collections.gpurack.bootstrap.plugins.module_utils.results.model import Verdict
 
     assert set(render.VERDICT_STYLE) == set(Verdict)
     assert render.verdict_text("fail").style == render.VERDICT_STYLE[Verdict.FAIL]

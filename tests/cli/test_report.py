@@ -12,7 +12,7 @@ from typing import Any
 import gpurack
 import jsonschema
 import pytest
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_models import find_model
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_models import find_model
 from gpurack import report
 from gpurack.cli import main
 from gpurack.errors import ExitCode
@@ -320,7 +320,10 @@ def test_report_run_verdict_is_the_rule_over_its_nodes(
     run: str,
     node_verdicts: list[str | None],
 ) -> None:
-    from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import node_verdict, run_verdict
+    from ansible_collections.gpurack.bootstrap.plugins.module_utils.results.model import (
+        node_verdict,
+        run_verdict,
+    )
 
     _, page, doc = _documents(capsys, tmp_path, nodes)
     assert [n["verdict"] for n in doc["nodes"]] == node_verdicts  # most significant first, unchecked last
@@ -371,7 +374,7 @@ def test_markdown_escape_and_code_spans() -> None:
 
 
 def test_report_css_colours_every_verdict() -> None:
-    from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import Verdict
+    from ansible_collections.gpurack.bootstrap.plugins.module_utils.results.model import Verdict
 
     css = (Path(report.__file__).parent / "templates" / "report.css").read_text()
     for verdict in Verdict:

@@ -15,15 +15,15 @@ from typing import Any
 
 import pytest
 import yaml
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._cost import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.cost.inputs import (
+    pools_from_hosts,
+    site_costs,
+)
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.cost.model import (
     CostError,
     Outcome,
     Window,
     amount,
-)
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._cost_inputs import (
-    pools_from_hosts,
-    site_costs,
 )
 from cli_helpers import invoke
 from gpurack.commands import report as report_command

@@ -11,7 +11,7 @@ import pytest
 from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._cost import Outcome
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.cost.model import Outcome
 from gpurack.db import MIGRATIONS, database_url, head_revision
 from gpurack.errors import UsageError
 from gpurack.inventory import AcceptanceRecord, NodeRecord, RunRecord, Store, open_store

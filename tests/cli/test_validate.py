@@ -370,7 +370,7 @@ def test_validate_with_every_check_skipped_could_not_assess_and_exits_2(
 ) -> None:
     # Every quick check skipped (as on a node whose tools are missing) and an expectations file
     # that expects nothing, whose warning is about the input, not the node: not a pass.
-    from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import CheckResult, Verdict
+    from ansible_collections.gpurack.bootstrap.plugins.module_utils.results.model import CheckResult, Verdict
     from gpurack import validate as validate_module
 
     skipped = [

@@ -10,17 +10,20 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path, PurePosixPath
 
 import pytest
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._bundle import write_bundle
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._capture import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.errors import FactsError
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.bundle import write_bundle
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.capture import (
     CAPTURE_COMMANDS,
     CaptureFormatError,
     CommandOutput,
     parse_capture_file,
 )
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import FactsError
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._node_facts import gather_all
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import CaptureError, CaptureSource
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._sysfs import mirror
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.node import gather_all
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.source import (
+    CaptureError,
+    CaptureSource,
+)
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.sysfs import mirror
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

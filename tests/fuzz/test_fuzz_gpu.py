@@ -2,22 +2,22 @@
 
 from __future__ import annotations
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import FactsError
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_facts import gather_gpu
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_models import resolve_model
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_smi import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.errors import FactsError
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu import gather_gpu
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_models import resolve_model
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_smi import (
     CMD_TEXT,
     CMD_XML,
     parse_nvidia_smi_text,
     parse_nvidia_smi_xml,
 )
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_topology import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_topology import (
     CMD_NVLINK,
     CMD_TOPO,
     parse_nvlink_status,
     parse_topo_matrix,
 )
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import CaptureError
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.source import CaptureError
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -12,16 +12,16 @@ from typing import Any
 
 import pytest
 import yaml
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import FactsError
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._labels import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks import run_checks, validate_expect
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.errors import FactsError
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.node import gather_all
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.source import CaptureError
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.labels.derive import (
     LabelError,
     node_labels,
     pool_taints,
 )
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._node_facts import gather_all
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._node_metadata import plan
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import CaptureError
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks import run_checks, validate_expect
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.node.metadata import plan
 from gpurack.config import load_expect, load_pool
 from gpurack.errors import UsageError
 from hypothesis import given, settings

@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._cost import CostError
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._cost_inputs import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance import settings
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.cost.inputs import (
     pools_from_hosts,
     site_costs,
 )
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance import settings
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.cost.model import CostError
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.model import PlatformInputError
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.site import site_from_hostvars
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.fabric import (

@@ -6,15 +6,16 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import FactsError
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._nic_facts import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.xid import xid_info
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.errors import FactsError
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.nic import (
     IBSTAT_ARGV,
     SYSFS_IB,
     SYSFS_NET,
     gather_nic,
     parse_ibstat,
 )
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._numa_facts import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.numa import (
     LSCPU_ARGV,
     SYSFS_NODES,
     count_cpulist,
@@ -22,7 +23,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils._numa_facts impo
     parse_lscpu_json,
     parse_node_meminfo,
 )
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._nvme_facts import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.nvme import (
     LSBLK_ARGV,
     NVME_LIST_ARGV,
     SYSFS_BLOCK,
@@ -30,7 +31,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils._nvme_facts impo
     parse_lsblk_os_disks,
     parse_nvme_list,
 )
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._os_facts import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.os import (
     KERNEL_LOG_ARGV,
     LSMOD_ARGV,
     MOKUTIL_ARGV,
@@ -44,20 +45,19 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils._os_facts import
     parse_uname,
     parse_xid_events,
 )
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._pci_facts import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.pci import (
     LSPCI_ARGV,
     SYSFS_PCI,
     gather_pci,
     parse_lspci_vvv,
 )
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._scratch_disks import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.source import CaptureError
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.storage.scratch import (
     ProbeError,
     parse_blkid_export,
     parse_mountinfo,
     parse_swaps,
 )
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import CaptureError
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._xid_catalogue import xid_info
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -6,39 +6,39 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._capture import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks import SCHEMA
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.expect import validate
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.errors import FactsError
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.capture import (
     CaptureFormatError,
     parse_capture_file,
 )
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import FactsError
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._expect import validate
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_pci_scan import sysfs_int
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_smi import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_pci_scan import sysfs_int
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_smi import (
     parse_nvidia_smi_text,
     parse_nvidia_smi_xml,
 )
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_topology import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_topology import (
     parse_nvlink_status,
     parse_topo_matrix,
 )
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._labels import LabelError, pool_taints
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._nic_facts import parse_ibstat, read_net
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._numa_facts import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.nic import parse_ibstat, read_net
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.numa import (
     count_cpulist,
     parse_lscpu_json,
     parse_node_meminfo,
 )
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._nvme_facts import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.nvme import (
     parse_lsblk_os_disks,
     parse_nvme_list,
 )
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._os_facts import parse_xid_events
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._pci_facts import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.os import parse_xid_events
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.pci import (
     parse_lspci_vvv,
     parse_sysfs_speed,
 )
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._scratch_disks import parse_mountinfo
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks import SCHEMA
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.labels.derive import LabelError, pool_taints
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.storage.scratch import parse_mountinfo
 from gpurack.config import load_expect, load_pool
 from gpurack.errors import UsageError
 

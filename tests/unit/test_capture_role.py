@@ -1,8 +1,8 @@
 """roles/capture: the role holds no copy of the capture list and writes what `gpurack capture` writes.
 
 playbooks/capture.yml runs here with -c local (no GPU needed): the bundle holds exactly the
-files of module_utils/_capture.py's CAPTURE_COMMANDS and CAPTURE_FILES, in the capture
-format, and a sysfs mirror made by the one mirror (module_utils/_sysfs.py).
+files of module_utils/facts/capture.py's CAPTURE_COMMANDS and CAPTURE_FILES, in the capture
+format, and a sysfs mirror made by the one mirror (module_utils/facts/sysfs.py).
 """
 
 from __future__ import annotations
@@ -13,13 +13,16 @@ import sys
 from pathlib import Path
 
 import pytest
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._capture import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.capture import (
     CAPTURE_COMMANDS,
     CAPTURE_FILES,
     CAPTURE_SYSFS_GLOBS,
     parse_capture_file,
 )
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._sysfs import PCI_CLASS_PREFIXES, PCI_VENDORS
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.sysfs import (
+    PCI_CLASS_PREFIXES,
+    PCI_VENDORS,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 ROLE = REPO / "roles" / "capture"

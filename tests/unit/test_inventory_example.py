@@ -17,12 +17,12 @@ from typing import Any
 import pytest
 import yaml
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._labels import pool_errors
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._node_facts import gather_all
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import summarise
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import CaptureSource
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks import SCHEMA, validate_expect
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks import run_checks as _run_checks
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.node import gather_all
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.source import CaptureSource
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.labels.derive import pool_errors
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.results.model import summarise
 from conftest import H200X1
 
 

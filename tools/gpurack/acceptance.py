@@ -16,9 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._cost import Outcome
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import node_verdict
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance import observe, rows
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance import (
+    Observed,
+    accepted_units,
+    observed,
+)
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.cost import Outcome
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.results import node_verdict
 
 from gpurack import runner
 from gpurack.errors import ExitCode, NotAssessedError
@@ -64,7 +68,7 @@ class Acceptance:
         }
 
 
-def _outcome(seen: rows.Observed, verdict: str) -> Outcome:
+def _outcome(seen: Observed, verdict: str) -> Outcome:
     if not seen.admitted:
         return "other"
     if seen.job_failed or not seen.trainer.finished or verdict == "fail":
@@ -74,7 +78,7 @@ def _outcome(seen: rows.Observed, verdict: str) -> Outcome:
 
 def record_of(name: str, results: Sequence[Mapping[str, Any]], raw: Mapping[str, Any]) -> AcceptanceRecord:
     """What to keep of one run, from its rows and the cluster objects the role gathered."""
-    seen = rows.Observed.from_mapping(observe.observed(raw))
+    seen = Observed.from_mapping(observed(raw))
     verdict = node_verdict(results).value
     outcome = _outcome(seen, verdict)
     cost = next((r for r in results if r.get("id") == "accept.cost"), {})
@@ -89,7 +93,7 @@ def record_of(name: str, results: Sequence[Mapping[str, Any]], raw: Mapping[str,
         started=seen.started,
         finished=max(seen.finished, seen.started),
         outcome=outcome,
-        units=rows.accepted_units(seen.trainer) if outcome == "accepted" else 0.0,
+        units=accepted_units(seen.trainer) if outcome == "accepted" else 0.0,
         verdict=verdict,
         results=tuple(results),
         queue_wait_s=seen.queue_wait_s,

@@ -8,11 +8,16 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils import _bundle
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._capture import CapturedCommand, command_line
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._capture_reader import CaptureReader
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import CaptureError
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._sysfs import FolderSink
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.errors import CaptureError
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts import (
+    CapturedCommand,
+    CaptureReader,
+    FolderSink,
+    Step,
+    command_line,
+    write_bundle,
+)
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts import step_count as bundle_step_count
 
 from gpurack import __version__, local
 from gpurack.errors import UsageError
@@ -45,7 +50,7 @@ class CaptureResult:
 
 
 def capture(
-    output: Path, root: Path = Path("/"), force: bool = False, step: _bundle.Step | None = None
+    output: Path, root: Path = Path("/"), force: bool = False, step: Step | None = None
 ) -> CaptureResult:
     """Run every capture command here, copy CAPTURE_FILES and mirror sysfs from `root` into `output`.
 
@@ -56,7 +61,7 @@ def capture(
     host = local.hostname()
     _prepare_output(output, force)
     started = datetime.now(UTC).isoformat(timespec="seconds")
-    bundle = _bundle.write_bundle(root, local.run_command, FolderSink(output), step=step)
+    bundle = write_bundle(root, local.run_command, FolderSink(output), step=step)
     result = CaptureResult(
         output=output,
         host=host,
@@ -72,7 +77,7 @@ def capture(
 
 def step_count() -> int:
     """Number of progress steps `capture` reports."""
-    return _bundle.step_count()
+    return bundle_step_count()
 
 
 def _prepare_output(output: Path, force: bool) -> None:

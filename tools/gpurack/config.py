@@ -6,8 +6,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._labels import pool_errors
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks import validate_expect
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.labels import pool_errors
 
 from gpurack.errors import UsageError
 

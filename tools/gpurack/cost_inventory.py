@@ -1,5 +1,5 @@
 """The cost inputs of an inventory file: each pool's GPUs and price per GPU-hour and the site's
-monthly costs (the variables and their parsing: module_utils/_cost_inputs.py), with the
+monthly costs (the variables and their parsing: module_utils/cost/inputs.py), with the
 driver's errors."""
 
 from __future__ import annotations
@@ -8,9 +8,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._cost import CostError, Prices
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._cost_inputs import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.cost import (
     SITE_VARIABLE,
+    CostError,
+    Prices,
     pools_from_hosts,
     site_costs,
 )

@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.results import is_finding
+
 from gpurack.hoststate import DiskState, GpuState, HostState, NicState
 
 DriftKind = Literal[
@@ -343,7 +345,7 @@ def _diff_checks(before: HostState, after: HostState) -> list[Drift]:
         if was is None or was.verdict == now.verdict:
             continue
         where = f" on {now.component}" if now.component else ""
-        why = f" ({now.reason})" if now.reason and now.verdict in ("fail", "warn") else ""
+        why = f" ({now.reason})" if now.reason and is_finding(now.verdict) else ""
         out.append(
             Drift(
                 "verdict_changed",

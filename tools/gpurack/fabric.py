@@ -12,24 +12,25 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.results import (
     CheckResult,
     Verdict,
     node_verdict,
     not_assessed,
     summarise,
 )
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.checks import check_fabric
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.fabric import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch import (
     PLAN_KEYS,
+    Connect,
     FabricPlan,
+    PlanError,
+    SwitchView,
+    Target,
+    check_fabric,
     plan_from_vars,
     read_switches,
     target_from_vars,
 )
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.model import SwitchView
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.plan import PlanError
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.session import Connect, Target
 
 from gpurack.ansible_inventory import Inventory
 from gpurack.errors import ExitCode, UsageError

@@ -8,21 +8,19 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._capture import (
-    CaptureFormatError,
-    parse_capture_file,
-)
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import FactsError, excerpt
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._k8s_names import is_dns_subdomain
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._labels import LabelError, node_labels
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._node_facts import gather_all
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.errors import FactsError, excerpt
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts import (
     CaptureError,
+    CaptureFormatError,
     CaptureSource,
     Source,
+    gather_all,
     is_capture_dir,
+    parse_capture_file,
     source_warnings,
 )
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.labels import LabelError, node_labels
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.names import is_dns_subdomain
 
 from gpurack import capture, local
 from gpurack.errors import NotAssessedError, UsageError

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._labels import LabelError, node_labels
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import VERDICTS
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.labels import LabelError, node_labels
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.results import VERDICTS
 
 from gpurack import coerce
 from gpurack.config import DEFAULT_POOL

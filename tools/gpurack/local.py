@@ -8,10 +8,13 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._capture import CommandOutput, not_found
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import excerpt
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._k8s_names import is_dns_subdomain
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import LiveSource
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.errors import excerpt
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts import (
+    CommandOutput,
+    LiveSource,
+    not_found,
+)
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.names import is_dns_subdomain
 
 from gpurack.errors import UsageError
 

@@ -14,17 +14,13 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.capacity import (
-    PoolCapacity,
-    pool_capacity,
-)
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.objects import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform import (
     SECTIONS,
-    build_objects,
-)
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.site import (
     PlatformInputError,
+    PoolCapacity,
     Site,
+    build_objects,
+    pool_capacity,
     site_from_hostvars,
 )
 

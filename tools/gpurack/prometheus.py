@@ -2,7 +2,7 @@
 
 For `gpurack queue` and the lab's tests: which nodes validation admitted
 (`gpurack_node_validated`) and which checks fail (`gpurack_check_verdict{verdict="fail"} == 1`),
-as Prometheus holds them. The metric names are the collection's (module_utils/_metrics.py).
+as Prometheus holds them. The metric names are the collection's (module_utils/results/metrics.py).
 A URL that is not http(s) raises UsageError (exit 64); an unreachable server, an HTTP error or
 an answer that is not a vector raises NotAssessedError (exit 2), naming the URL.
 """
@@ -16,7 +16,7 @@ import urllib.request
 from dataclasses import dataclass
 from typing import Any
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._metrics import CHECK_VERDICT, NODE_VALIDATED
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.results import CHECK_VERDICT, NODE_VALIDATED
 
 from gpurack.errors import NotAssessedError, UsageError
 

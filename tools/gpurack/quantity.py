@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform import quantity
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform import signed
 
 _GIB = 2**30
 # Resources measured in bytes: shown in GiB.
@@ -24,7 +24,7 @@ def parse_quantity(text: object) -> float | None:
         return None
     if isinstance(text, (int, float)):
         return float(text)
-    value = quantity.signed(str(text))
+    value = signed(str(text))
     return None if value is None else float(value)
 
 

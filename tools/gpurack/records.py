@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._cost import Outcome
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.cost import Outcome
 
 from gpurack.drift import Drift
 from gpurack.hoststate import HostState

@@ -7,14 +7,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks import run_checks
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.results import (
     CheckResult,
     Verdict,
     node_verdict,
     not_assessed,
     summarise,
 )
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks import run_checks
 
 from gpurack import facts, outfile, render
 from gpurack.errors import ExitCode, UsageError

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._capture import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts import (
     CAPTURE_COMMANDS,
     RC_NOT_FOUND,
     parse_capture_file,

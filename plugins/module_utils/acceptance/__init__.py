@@ -8,3 +8,45 @@ Pure and stdlib only: the `acceptance_rows` filter runs them in playbooks/accept
 `gpurack accept` reads the same rows back. Where the figures come from (the cluster, Kueue,
 the pods' logs) is the acceptance role's concern.
 """
+
+from __future__ import annotations
+
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance.job import JobSpec
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance.job import objects as job_objects
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance.observe import (
+    GPU_RESOURCES,
+    api_time,
+    assigned_pool,
+    observed,
+    true_condition,
+)
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance.settings import (
+    VARIABLE,
+    SettingsError,
+)
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance.settings import (
+    read as read_settings,
+)
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance.table import (
+    Observed,
+    accepted_units,
+    rows,
+)
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance.table import line as row_line
+
+__all__ = [
+    "GPU_RESOURCES",
+    "VARIABLE",
+    "JobSpec",
+    "Observed",
+    "SettingsError",
+    "accepted_units",
+    "api_time",
+    "assigned_pool",
+    "job_objects",
+    "observed",
+    "read_settings",
+    "row_line",
+    "rows",
+    "true_condition",
+]

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._cost import Baseline, amount
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.cost.model import Baseline, amount
 
 VARIABLE = "gpurack_acceptance"
 # Threshold name -> True when the figure must be at most the threshold, False: at least.

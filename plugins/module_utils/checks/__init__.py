@@ -13,8 +13,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._expect import schema_from, validate
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import CheckResult
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks import (  # noqa: F401 - registers
     fabric,
     gpu,
@@ -24,19 +22,50 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks import ( 
     storage,
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.context import Context
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.spec import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.expect import (
+    ExpectKey,
+    schema_from,
+    validate,
+)
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.registry import (
     COMPONENTS,
     EXPECT,
+    EXPECT_GROUPS,
     EXPECT_ORDER,
     FUNCTIONS,
+    SPECS,
     TIERS,
     CheckFn,
+    CheckSpec,
     checks_for_tier,
+    result,
     skip,
+    spec,
     specs,
 )
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.xid import PROVENANCE, XIDS, xid_info
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.results.model import CheckResult
 
-__all__ = ["COMPONENTS", "SCHEMA", "ExpectError", "run_checks", "validate_expect"]
+__all__ = [
+    "COMPONENTS",
+    "EXPECT_GROUPS",
+    "EXPECT_ORDER",
+    "PROVENANCE",
+    "SCHEMA",
+    "SPECS",
+    "TIERS",
+    "XIDS",
+    "CheckSpec",
+    "ExpectError",
+    "ExpectKey",
+    "result",
+    "run_checks",
+    "skip",
+    "spec",
+    "specs",
+    "validate_expect",
+    "xid_info",
+]
 
 SCHEMA: dict[str, Any] = schema_from((key for entry in specs() for key in entry.expects), EXPECT_ORDER)
 

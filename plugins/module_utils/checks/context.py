@@ -9,15 +9,15 @@ from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 from typing import Any
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._expect import get
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_views import GpuFactsView, GpuView
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._nic_facts import NicFactsView, RdmaPortView
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._numa_facts import NumaFactsView
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._nvme_facts import NvmeFactsView
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._os_facts import OsFactsView
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._pci_facts import PciFactsView
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import CheckResult
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.spec import CheckSpec, skip
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.expect import get
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.registry import CheckSpec, skip
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_views import GpuFactsView, GpuView
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.nic import NicFactsView, RdmaPortView
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.numa import NumaFactsView
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.nvme import NvmeFactsView
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.os import OsFactsView
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.pci import PciFactsView
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.results.model import CheckResult
 
 _GPU_SOURCES = {
     "nvidia-smi-xml": "nvidia-smi -q -x",

@@ -8,18 +8,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._expect import ExpectKey
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_views import GpuView, NvLinkView
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._nic_facts import RdmaPortView
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import CheckResult
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.context import (
     Context,
     not_expected,
     numa_node,
     per_gpu,
 )
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.expect import ExpectKey
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.gpu import WARN_FLOOR
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.spec import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.registry import (
     EXPECT,
     CheckSpec,
     check,
@@ -27,6 +24,9 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.spec impo
     result,
     skip,
 )
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_views import GpuView, NvLinkView
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.nic import RdmaPortView
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.results.model import CheckResult
 
 NVLINK_LINKS = CheckSpec(
     "gpu.nvlink.links",

@@ -8,19 +8,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._expect import ExpectKey
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._fact_view import count as count_of
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_models import find_model, resolve_model
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_views import GpuView
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import CheckResult, Verdict
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._xid_catalogue import xid_info
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.context import (
     Context,
     field,
     not_expected,
     per_gpu,
 )
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.spec import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.expect import ExpectKey
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.registry import (
     EXPECT,
     CheckSpec,
     check,
@@ -29,6 +24,14 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.spec impo
     result,
     skip,
 )
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.xid import xid_info
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_models import (
+    find_model,
+    resolve_model,
+)
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_views import GpuView
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.view import count as count_of
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.results.model import CheckResult, Verdict
 
 WARN_FLOOR = 0.60
 

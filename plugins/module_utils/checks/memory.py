@@ -7,21 +7,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_models import resolve_model
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_views import GpuView
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import CheckResult
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.context import (
     Context,
     field,
     per_gpu,
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.gpu import WARN_FLOOR
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.spec import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.registry import (
     CheckSpec,
     check,
     measured,
     result,
 )
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_models import resolve_model
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_views import GpuView
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.results.model import CheckResult
 
 ECC_MODE = CheckSpec(
     "gpu.ecc.mode",

@@ -6,16 +6,16 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._expect import ExpectKey
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import CheckResult
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.context import Context, not_expected
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.spec import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.expect import ExpectKey
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.registry import (
     EXPECT,
     CheckSpec,
     check,
     result,
     skip,
 )
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.results.model import CheckResult
 
 
 def _version_tuple(text: str) -> tuple[int, ...]:

@@ -12,21 +12,14 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._expect import ExpectKey
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_model_type import pcie_ceiling_gbps
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_views import GpuView
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._pci_facts import (
-    PciDeviceView,
-    PciFactsView,
-)
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import CheckResult
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.context import (
     Context,
     not_expected,
     per_gpu,
 )
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.expect import ExpectKey
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.gpu import WARN_FLOOR
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.spec import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.registry import (
     EXPECT,
     CheckSpec,
     check,
@@ -34,6 +27,13 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.spec impo
     result,
     skip,
 )
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_model_type import pcie_ceiling_gbps
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_views import GpuView
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.pci import (
+    PciDeviceView,
+    PciFactsView,
+)
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.results.model import CheckResult
 
 
 class _Link(NamedTuple):

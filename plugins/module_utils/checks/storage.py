@@ -4,16 +4,16 @@
 
 from __future__ import annotations
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._expect import ExpectKey
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import CheckResult
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.context import Context
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.expect import ExpectKey
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.os import count_result
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.spec import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.registry import (
     EXPECT,
     CheckSpec,
     check,
     skip,
 )
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.results.model import CheckResult
 
 NVME_COUNT = CheckSpec(
     "nvme.count",

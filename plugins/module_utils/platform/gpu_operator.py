@@ -20,8 +20,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._labels import VALIDATING_TAINT
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._sharing import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.labels.derive import VALIDATING_TAINT
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.labels.sharing import (
     GPU_RESOURCE,
     mig_profiles,
     settings_errors,

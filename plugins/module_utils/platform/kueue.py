@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._labels import PREFIX
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.labels.derive import PREFIX
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.common import (
     GPU_RESOURCE,
     NAMESPACE_NAME_LABEL,

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._observability import prometheus_rbac
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.model import Site
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.scrape import prometheus_rbac
 
 
 def observability_objects(site: Site) -> list[dict[str, Any]]:

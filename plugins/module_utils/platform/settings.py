@@ -8,7 +8,7 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Mapping
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._k8s_names import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.names import (
     dns_label_error,
     dns_subdomain_error,
     label_key_error,

@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._k8s_names import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks import validate_expect
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.labels.derive import pool_errors
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.names import (
     dns_label_error,
     dns_subdomain_error,
 )
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._labels import pool_errors
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks import validate_expect
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.model import (
     DEFAULT_COHORT,
     DEFAULT_GPU_OPERATOR_NAMESPACE,

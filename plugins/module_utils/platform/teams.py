@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._k8s_names import dns_label_error
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._labels import unknown_key_errors
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.labels.derive import unknown_key_errors
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.names import dns_label_error
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform import quantity
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.model import (
     DEFAULT_CONTAINER_LIMIT,

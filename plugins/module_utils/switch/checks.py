@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import CheckResult, Verdict
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.spec import CheckSpec, result
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.registry import CheckSpec, result
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.results.model import CheckResult, Verdict
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.host_lldp import HostNeighbor
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.model import Neighbor, Port, SwitchView
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.plan import FabricExpect, Link

@@ -9,7 +9,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import excerpt
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.errors import excerpt
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.config_text import interface_sections
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.model import (
     Block,

@@ -15,8 +15,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import excerpt
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks import validate_expect
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.errors import excerpt
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.intent import PortIntent
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.model import (
     SwitchOutputError,

@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import excerpt
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.errors import excerpt
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.model import (
     SwitchOutputError,
     canonical_port,

@@ -18,7 +18,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import excerpt
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.errors import excerpt
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.model import canonical_port
 
 _MAC_HEX = 12

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import excerpt
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.errors import excerpt
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch import eos, nxos
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.intent import PortIntent
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.model import Block, SwitchView

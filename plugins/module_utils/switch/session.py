@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import excerpt
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.errors import excerpt
 
 
 def _netmiko() -> Any:

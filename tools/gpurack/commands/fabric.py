@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.session import netmiko_connect
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch import netmiko_connect
 
 from gpurack import fabric, inventory, render
 from gpurack.commands import Subparsers

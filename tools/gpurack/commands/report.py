@@ -9,8 +9,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._cost import Baseline, Window
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance import settings
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance import (
+    VARIABLE as ACCEPTANCE_VARIABLE,
+)
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance import SettingsError, read_settings
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.cost import Baseline, Window
 
 from gpurack import ansible_inventory, cost_inventory, project, queue, render, report
 from gpurack.commands.queue import kubeconfig
@@ -149,10 +152,10 @@ def handle(args: argparse.Namespace) -> int:
 
 
 def _baseline(inventory: Path) -> Baseline | None:
-    value = ansible_inventory.inventory_variable(inventory, settings.VARIABLE)
+    value = ansible_inventory.inventory_variable(inventory, ACCEPTANCE_VARIABLE)
     try:
-        return settings.read(value).baseline
-    except settings.SettingsError as error:
+        return read_settings(value).baseline
+    except SettingsError as error:
         raise UsageError(f"{inventory}: {error}") from None
 
 

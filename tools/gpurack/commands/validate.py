@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.spec import TIERS
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks import TIERS
 
 from gpurack import config, facts, inventory, outfile, render, validate
 from gpurack.commands import Subparsers

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cache
 from typing import Any, Generic, TypeVar
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import VERDICTS
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.results import VERDICTS
 
 from gpurack.errors import NotAssessedError
 

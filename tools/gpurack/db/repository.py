@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._cost import Outcome
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.cost import Outcome
 from sqlalchemy import and_, func, select
 from sqlalchemy.orm import Session, selectinload
 

@@ -15,8 +15,8 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._node_facts import gather_all
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts import gather_all
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.results import (
     CheckResult,
     Verdict,
     node_verdict,

@@ -9,11 +9,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import (
-    CheckResult,
-    Verdict,
-)
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.spec import result, skip, spec
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks import result, skip, spec
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.results import CheckResult, Verdict
 
 from gpurack.gpubench import burn, measure
 from gpurack.gpubench.deltas import regather

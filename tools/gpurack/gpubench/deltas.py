@@ -8,17 +8,15 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._fact_view import count
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_views import GpuView
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._nic_facts import NicFactsView
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._os_facts import OsFactsView, XidEventView
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import (
-    CheckResult,
-    Verdict,
-    overall,
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks import result, skip, xid_info
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts import (
+    GpuView,
+    NicFactsView,
+    OsFactsView,
+    XidEventView,
+    count,
 )
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._xid_catalogue import xid_info
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.spec import result, skip
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.results import CheckResult, Verdict, overall
 
 from gpurack.gpubench.results import TierName
 from gpurack.gpubench.targets import Gather, Progress, bus_of, gpu_views, norm_uuid

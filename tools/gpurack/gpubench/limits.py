@@ -12,15 +12,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_model_type import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks import specs
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts import (
     PCIE_RATES,
     PCIE_SOURCE,
     GpuModel,
+    GpuView,
     pcie_ceiling_gbps,
 )
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_views import GpuView
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import Verdict
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.spec import specs
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.results import Verdict
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +54,7 @@ class Threshold:
 
 
 # Every spec with a pass ratio is judged against a limit; the spec says why. (Importing
-# checks.spec imports the checks package, which registers every spec, measured ones too.)
+# checks.registry imports the checks package, which registers every spec, measured ones too.)
 THRESHOLDS: Mapping[str, Threshold] = {
     c.id: Threshold(c.pass_ratio, c.warn_ratio, c.threshold_source or "")
     for c in specs()

@@ -1,6 +1,6 @@
 """Judging a measurement against its limit: the measured tiers' one rule, on the shared result.
 
-Results are `CheckResult`s built by `checks.spec.result`, the constructor the quick tier uses
+Results are `CheckResult`s built by `checks.registry.result`, the constructor the quick tier uses
 (title, remediation and limit_source from the spec, evidence cut to 20 lines); this module
 adds the percentage of the limit and the threshold that turns it into a verdict.
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import CheckResult, Verdict
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.spec import result
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks import result
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.results import CheckResult, Verdict
 
 from gpurack.gpubench.limits import THRESHOLDS, Limit
 

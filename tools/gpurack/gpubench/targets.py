@@ -6,13 +6,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_model_type import GpuModel
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_models import find_model
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_views import GpuFactsView, GpuView
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import (
-    CheckResult,
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks import skip
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts import (
+    GpuFactsView,
+    GpuModel,
+    GpuView,
+    find_model,
 )
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.spec import skip
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.results import CheckResult
 
 from gpurack.gpubench import measure
 from gpurack.gpubench.results import TierName

@@ -3,7 +3,7 @@
 `run_standard` measures each GPU in turn (pinned H2D/D2H, device copy, bf16 matrix product),
 then the all-reduce across all of them, re-reads the facts and compares error counters.
 The burn-in tier is `gpubench.burnin`, the GPU targets `gpubench.targets` and the counter deltas
-`gpubench.deltas`. Every tier returns `CheckResult`s (built by `checks.spec.result`, as the quick
+`gpubench.deltas`. Every tier returns `CheckResult`s (built by `checks.registry.result`, as the quick
 tier's are) and never raises for a node fault. Facts are read through the parsers' views only.
 """
 
@@ -14,11 +14,8 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import (
-    CheckResult,
-    Verdict,
-)
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.spec import result, skip
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks import result, skip
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.results import CheckResult, Verdict
 
 from gpurack.gpubench import allreduce, measure
 from gpurack.gpubench.deltas import regather

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._pci_facts import PciFactsView
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts import PciFactsView
 
 from gpurack.hoststate import NicState
 from gpurack.records import SnapshotView

@@ -12,7 +12,7 @@ from datetime import datetime
 from types import TracebackType
 from typing import Any, Literal
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import VERDICTS, node_verdict
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.results import VERDICTS, node_verdict
 
 from gpurack import db, drift, hoststate
 from gpurack.drift import Drift
@@ -37,7 +37,7 @@ ExportFormat = Literal["json", "csv"]
 
 
 def snapshot_verdict(results: Sequence[Mapping[str, Any]]) -> str | None:
-    """The node verdict of `results` (the rule of module_utils/_results.py); None without results."""
+    """The node verdict of `results` (the rule of module_utils/results/model.py); None without results."""
     judged = [r for r in results if str(r.get("verdict")) in VERDICTS]
     return node_verdict(judged).value if judged else None
 

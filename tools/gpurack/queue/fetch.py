@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._kube_api import api_error_text
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.node import api_error_text
 
 from gpurack.errors import NotAssessedError, UsageError
 

@@ -26,11 +26,13 @@ from gpurack.render.inventory import comparison, history_table, node_list, snaps
 from gpurack.render.queue import queue_status
 from gpurack.render.results import results_markdown, results_table, sort_results
 from gpurack.render.run import capture_summary, patch_outcomes, run_recap, task_event
+from gpurack.render.table import Styled, table
 from gpurack.render.verdicts import VERDICT_STYLE, verdict_text
 
 __all__ = [
     "PROG",
     "VERDICT_STYLE",
+    "Styled",
     "acceptance_report",
     "capture_summary",
     "comparison",
@@ -53,6 +55,7 @@ __all__ = [
     "snapshot_view",
     "sort_results",
     "status",
+    "table",
     "task_event",
     "verdict_text",
     "warning",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.results import is_finding
 from rich.text import Text
 
 from gpurack.render.console import stdout_console
@@ -28,7 +29,7 @@ def fabric_report(check: Mapping[str, Any]) -> None:
             console.print(Text.assemble((f"{name} not read", "red"), f": {text(switch['error'])}"))
     servers = check["servers"]
     for server, entry in servers.items():
-        findings = [r for r in sort_results(entry["results"]) if r.get("verdict") in ("fail", "warn")]
+        findings = [r for r in sort_results(entry["results"]) if is_finding(r.get("verdict"))]
         if not findings:
             continue
         console.print(Text(server, style="bold"))

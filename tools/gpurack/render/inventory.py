@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.results import is_finding
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -118,7 +119,7 @@ def _disks(state: HostState) -> Table | None:
 
 
 def _failing(view: SnapshotView) -> Table | None:
-    failing = [r for r in view.results if r.get("verdict") in ("fail", "warn")]
+    failing = [r for r in view.results if is_finding(r.get("verdict"))]
     if not failing:
         return None
     out = _table("checks not passing", "check", "component", "verdict", "reason")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import VERDICTS, rank
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.results import VERDICTS, is_finding, rank
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -66,7 +66,7 @@ def _print_findings(console: Console, ordered: Sequence[Mapping[str, Any]]) -> N
     """Each failure and warning with its reason and its fix."""
     for result in ordered:
         verdict = str(result.get("verdict", ""))
-        if verdict in ("fail", "warn"):
+        if is_finding(verdict):
             title, reason = text(result.get("title")), text(result.get("reason"))
             console.print(Text.assemble((verdict, style_of(verdict)), f" {title}: {reason}"))
             console.print(f"  fix: {text(result.get('remediation'))}")
@@ -100,6 +100,6 @@ def _hint(result: Mapping[str, Any]) -> str:
     verdict = result.get("verdict")
     if verdict == "skip":
         return text(result.get("reason"))
-    if verdict in ("fail", "warn"):
+    if is_finding(verdict):
         return text(result.get("remediation") or result.get("reason"))
     return ""

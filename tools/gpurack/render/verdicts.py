@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import Verdict
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.results import Verdict
 from rich.text import Text
 
 VERDICT_STYLE: dict[Verdict, str] = {

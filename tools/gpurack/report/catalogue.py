@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.spec import SPECS
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks import SPECS
 
 
 @dataclass(frozen=True, slots=True)

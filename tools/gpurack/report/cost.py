@@ -1,5 +1,5 @@
 """`gpurack report cost`: what a window of the cluster cost, by the seed's formula
-(module_utils/_cost.py), as one document that cost.json, cost.md and cost.html render.
+(module_utils/cost/model.py), as one document that cost.json, cost.md and cost.html render.
 
 Where the GPU allocations come from:
 - the acceptance runs in the inventory DB: `gpurack accept` recorded each one from Kueue's
@@ -21,7 +21,13 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._cost import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance import (
+    GPU_RESOURCES,
+    api_time,
+    assigned_pool,
+    true_condition,
+)
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.cost import (
     Allocation,
     Baseline,
     Cost,
@@ -29,12 +35,6 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils._cost import (
     Window,
     against,
     cost,
-)
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance.observe import (
-    GPU_RESOURCES,
-    api_time,
-    assigned_pool,
-    true_condition,
 )
 
 from gpurack.cost_inventory import CostInputs

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import Verdict
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.results import Verdict
 
 from gpurack import formatting
 from gpurack.report.catalogue import check_info

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from typing import Any
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.results import (
     VERDICT_ORDER,
     VERDICTS,
     Verdict,

@@ -12,7 +12,7 @@ from functools import cache
 from typing import Any
 
 import jinja2
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import VERDICT_ORDER
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.results import VERDICT_ORDER
 
 from gpurack import formatting
 from gpurack.report import text

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import VERDICT_ORDER
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.results import VERDICT_ORDER
 
 from gpurack import formatting
 from gpurack.report.model import PATCH_ORDER

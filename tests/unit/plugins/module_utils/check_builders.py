@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import CheckResult
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks import run_checks as _run_checks
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.spec import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.registry import (
     FUNCTIONS,
     specs,
 )
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.results.model import CheckResult
 
 CATALOGUE = specs()
 REGISTRY = FUNCTIONS

@@ -6,7 +6,8 @@ import json
 from typing import Any
 
 import pytest
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance import rows, settings, trainer_log
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance import settings, trainer_log
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance import table as rows
 
 START, END = "2026-12-01T10:00:00+00:00", "2026-12-01T10:06:00+00:00"  # 0.1 h
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._capture import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.capture import (
     CAPTURE_COMMANDS,
     CaptureFormatError,
     CommandOutput,

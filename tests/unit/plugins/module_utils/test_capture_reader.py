@@ -8,14 +8,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from ansible_collections.gpurack.bootstrap.plugins.module_utils import _capture_reader
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._capture_reader import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts import capture_reader as _capture_reader
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.capture_reader import (
     MAX_FILE_BYTES,
     CaptureReader,
 )
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_facts import gather_gpu
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._nic_facts import gather_nic
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu import gather_gpu
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.nic import gather_nic
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.source import (
     CaptureError,
     CaptureSource,
     is_capture_dir,

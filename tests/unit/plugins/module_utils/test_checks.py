@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_models import find_model
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import summarise
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks import COMPONENTS, ExpectError
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.spec import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.registry import (
     checks_for_tier,
     model_expected,
 )
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_models import find_model
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.results.model import summarise
 from gpurack import docsgen
 
 from .check_builders import (

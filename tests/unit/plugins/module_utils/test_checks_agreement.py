@@ -18,14 +18,14 @@ from typing import Any
 
 import pytest
 import yaml
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_smi import parse_nvidia_smi_text
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._node_facts import gather_all
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_smi import parse_nvidia_smi_text
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.node import gather_all
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.source import CaptureSource
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.results.model import (
     Verdict,
     node_verdict,
     run_verdict,
 )
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import CaptureSource
 from conftest import REPO
 
 from .check_builders import by_id, run_checks

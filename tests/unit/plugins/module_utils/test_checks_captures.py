@@ -7,17 +7,17 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_facts import gather_gpu
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_smi import parse_nvidia_smi_text
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._nic_facts import gather_nic
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._numa_facts import gather_numa
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._nvme_facts import gather_nvme
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._os_facts import gather_os
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._pci_facts import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu import gather_gpu
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_smi import parse_nvidia_smi_text
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.nic import gather_nic
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.numa import gather_numa
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.nvme import gather_nvme
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.os import gather_os
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.pci import (
     gather_pci,
 )
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import summarise
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import CaptureSource
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.source import CaptureSource
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.results.model import summarise
 
 from .check_builders import (
     failing,

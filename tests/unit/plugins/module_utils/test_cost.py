@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._cost import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.cost.model import (
     HOURS_PER_MONTH,
     Allocation,
     Baseline,

@@ -3,11 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._capture import (
-    CaptureFormatError,
-    parse_capture_file,
-)
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.errors import (
     EXCERPT_CHARS,
     MESSAGE_MAX_CHARS,
     CaptureError,
@@ -15,7 +11,11 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import (
     clip_message,
     excerpt,
 )
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._os_facts import parse_uname
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.capture import (
+    CaptureFormatError,
+    parse_capture_file,
+)
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.os import parse_uname
 
 
 def test_excerpt_short_text_is_its_repr() -> None:

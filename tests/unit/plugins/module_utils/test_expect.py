@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._expect import get
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks import validate_expect
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.expect import get
 
 DESIGN_EXAMPLE = {
     "gpu": {

@@ -19,37 +19,37 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._fact_view import FactView, UnknownFieldError
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_smi import parse_nvidia_smi_text
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_views import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_smi import parse_nvidia_smi_text
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_views import (
     GpuFactsView,
     GpuView,
     NvLinkView,
 )
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._nic_facts import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.nic import (
     NicFactsView,
     RdmaPortView,
     parse_ibstat,
     read_infiniband,
 )
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._node_facts import gather_all
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._numa_facts import NumaFactsView, NumaNodeView
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._nvme_facts import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.node import gather_all
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.numa import NumaFactsView, NumaNodeView
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.nvme import (
     NvmeDiskView,
     NvmeFactsView,
     parse_nvme_list,
 )
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._os_facts import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.os import (
     OsFactsView,
     XidEventView,
     parse_xid_events,
 )
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._pci_facts import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.pci import (
     PciDeviceView,
     PciFactsView,
     parse_lspci_vvv,
 )
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import CaptureSource
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.source import CaptureSource
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.view import FactView, UnknownFieldError
 from conftest import FIXTURES, PUBLIC, REPO
 
 CAPTURES = sorted(

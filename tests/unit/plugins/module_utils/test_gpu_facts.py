@@ -6,14 +6,17 @@ import shutil
 from pathlib import Path
 
 import pytest
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._capture import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.errors import FactsError
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.capture import (
     CommandOutput,
 )
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import FactsError
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_facts import gather_gpu
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_pci_scan import pcie_gen, scan_pci_gpus
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_values import normalize_bus_id
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import CaptureSource
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu import gather_gpu
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_pci_scan import (
+    pcie_gen,
+    scan_pci_gpus,
+)
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_values import normalize_bus_id
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.source import CaptureSource
 
 from .gpu_facts_inputs import (
     H100X8,

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 
 import pytest
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_model_table import MODELS
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_model_type import pcie_ceiling_gbps
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_models import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_model_table import MODELS
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_model_type import pcie_ceiling_gbps
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_models import (
     find_model,
     render_models_markdown,
     resolve_model,

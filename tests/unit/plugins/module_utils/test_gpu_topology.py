@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import FactsError
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_topology import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.errors import FactsError
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_topology import (
     parse_nvlink_status,
     parse_topo_matrix,
 )

@@ -6,16 +6,16 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_facts import gather_gpu
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_smi import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks import run_checks as _run_checks
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu import gather_gpu
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_smi import (
     parse_nvidia_smi_text,
     parse_nvidia_smi_xml,
 )
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._labels import node_labels
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._node_facts import gather_all
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import summarise
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import CaptureSource
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks import run_checks as _run_checks
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.node import gather_all
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.source import CaptureSource
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.labels.derive import node_labels
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.results.model import summarise
 from conftest import REPO
 
 

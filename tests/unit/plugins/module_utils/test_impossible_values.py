@@ -10,19 +10,19 @@ import re
 from pathlib import Path
 
 import pytest
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import FactsError
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_facts import gather_gpu
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_pci_scan import scan_pci_gpus
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_smi import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.errors import FactsError
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu import gather_gpu
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_pci_scan import scan_pci_gpus
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_smi import (
     parse_nvidia_smi_text,
     parse_nvidia_smi_xml,
 )
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._pci_facts import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.pci import (
     gather_pci,
     parse_lspci_vvv,
     parse_sysfs_pci_device,
 )
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import CaptureSource
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.source import CaptureSource
 
 from .gpu_facts_inputs import H100X8, capture_text, writable_capture
 

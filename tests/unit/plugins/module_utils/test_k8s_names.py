@@ -6,7 +6,7 @@ import re
 
 import pytest
 from ansible_collections.gpurack.bootstrap.plugins.filter.names import node_name_errors
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._k8s_names import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.names import (
     dns_label_error,
     dns_subdomain_error,
     is_dns_label,

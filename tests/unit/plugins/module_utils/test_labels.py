@@ -6,9 +6,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_facts import gather_gpu
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_smi import parse_nvidia_smi_text
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._labels import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu import gather_gpu
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_smi import parse_nvidia_smi_text
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.nic import gather_nic
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.source import CaptureSource
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.labels.derive import (
     POOL_KEYS,
     LabelError,
     check_pool,
@@ -21,8 +23,6 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils._labels import (
     pool_taints,
     topology_label,
 )
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._nic_facts import gather_nic
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import CaptureSource
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -4,7 +4,7 @@ and MAC port ID, a declared name, and an ambiguous match reported as such."""
 from __future__ import annotations
 
 import pytest
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import Verdict
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.results.model import Verdict
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.checks import check_fabric
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.fabric import plan_from_vars
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.host_lldp import parse_neighbors

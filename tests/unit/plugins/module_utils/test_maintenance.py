@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from ansible.errors import AnsibleFilterError
 from ansible_collections.gpurack.bootstrap.plugins.filter.maintenance import patch_batches
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._maintenance import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.node.maintenance import (
     PlanError,
     batch_size,
     maintenance_problems,

@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 import pytest
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._metrics import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.results.metrics import (
     CHECK_MEASURED,
     CHECK_VERDICT,
     NODE_VALIDATED,
@@ -17,7 +17,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils._metrics import 
     render_textfile,
     same_values,
 )
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import VERDICTS, CheckResult
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.results.model import VERDICTS, CheckResult
 
 NAME = r"[a-zA-Z_:][a-zA-Z0-9_:]*"
 LABEL_VALUE = r'"((?:[^"\\\n]|\\[\\"n])*)"'

@@ -9,16 +9,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._capture import RC_NOT_FOUND, CommandOutput
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import FactsError
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._nic_facts import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.errors import FactsError
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.capture import (
+    RC_NOT_FOUND,
+    CommandOutput,
+)
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.nic import (
     gather_nic,
     normalize_guid,
     parse_ibstat,
     parse_port_state,
     parse_rate,
 )
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.source import (
     CaptureSource,
     LiveSource,
     Runner,

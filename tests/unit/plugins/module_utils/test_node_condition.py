@@ -5,14 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._node_condition import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.node.condition import (
     CONDITION_TYPE,
     PASSED_MESSAGE,
     find_condition,
     plan_condition,
     rfc3339,
 )
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._node_metadata import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.node.metadata import (
     DEFAULT_REASON,
     REASON_MAX,
 )

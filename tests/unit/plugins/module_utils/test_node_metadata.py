@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._labels import LabelError
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._node_metadata import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.labels.derive import LabelError
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.node.metadata import (
     DEFAULT_REASON,
     MANAGED_LABELS,
     MANAGED_TAINTS,

@@ -7,14 +7,14 @@ import shutil
 from pathlib import Path
 
 import pytest
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import FactsError
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._numa_facts import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.errors import FactsError
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.numa import (
     count_cpulist,
     gather_numa,
     parse_lscpu_json,
     parse_node_meminfo,
 )
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import CaptureSource
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.source import CaptureSource
 from conftest import H200X1
 
 

@@ -9,14 +9,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._capture import RC_NOT_FOUND, CommandOutput
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import FactsError
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._nvme_facts import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.errors import FactsError
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.capture import (
+    RC_NOT_FOUND,
+    CommandOutput,
+)
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.nvme import (
+    OS_MOUNTPOINTS,
     gather_nvme,
     parse_lsblk_os_disks,
     parse_nvme_list,
 )
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.source import (
     CaptureSource,
     LiveSource,
     Runner,
@@ -273,3 +277,18 @@ def test_gather_nvme_without_tool_or_sysfs_is_unavailable(tmp_path: Path) -> Non
     assert facts["available"] is False
     assert "nvme is not installed" in facts["reason"]
     assert facts["disks"] == []
+
+
+def test_a_disk_holding_var_is_an_os_disk_for_the_facts_and_for_scratch() -> None:
+    """One list of OS mountpoints: the facts' is_os_disk and the scratch planner's never-wipe rule."""
+    from ansible_collections.gpurack.bootstrap.plugins.module_utils.storage import scratch
+
+    lsblk = {
+        "blockdevices": [
+            {"name": "nvme0n1", "type": "disk", "mountpoints": [None]},
+            {"name": "nvme1n1", "type": "disk", "children": [{"name": "nvme1n1p1", "mountpoints": ["/var"]}]},
+        ]
+    }
+    assert parse_lsblk_os_disks(json.dumps(lsblk)) == {"nvme0n1": False, "nvme1n1": True}
+    assert scratch.OS_MOUNTPOINTS is OS_MOUNTPOINTS
+    assert {"/", "/boot", "/boot/efi", "/usr", "/var"} <= OS_MOUNTPOINTS

@@ -6,9 +6,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._capture import RC_NOT_FOUND, CommandOutput
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import FactsError
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._os_facts import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.errors import FactsError
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.capture import (
+    RC_NOT_FOUND,
+    CommandOutput,
+)
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.os import (
     KERNEL_LOG_ARGV,
     gather_os,
     parse_lsmod,
@@ -18,7 +21,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils._os_facts import
     parse_uname,
     parse_xid_events,
 )
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.source import (
     CaptureSource,
     LiveSource,
     Runner,

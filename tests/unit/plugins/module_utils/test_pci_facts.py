@@ -7,20 +7,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._capture import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.errors import FactsError
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.capture import (
     RC_NOT_FOUND,
     CommandOutput,
     format_capture_file,
 )
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._errors import FactsError
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._pci_facts import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.pci import (
     downgraded_bus_ids,
     gather_pci,
     normalize_bus_id,
     parse_lspci_vvv,
     parse_sysfs_speed,
 )
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.source import (
     CaptureSource,
     LiveSource,
     Runner,

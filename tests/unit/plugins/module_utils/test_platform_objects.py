@@ -108,7 +108,7 @@ def test_build_objects_is_deterministic_and_builds_only_the_sections_asked() -> 
 
 
 def test_observability_section_is_prometheus_rbac_in_the_sites_namespace() -> None:
-    from ansible_collections.gpurack.bootstrap.plugins.module_utils._observability import prometheus_rbac
+    from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.scrape import prometheus_rbac
 
     objects = build_objects(site(observability_namespace="metrics"), ("observability",))
     assert objects[0] == prometheus_rbac("metrics")[0]  # the namespace first

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.results.model import (
     CheckResult,
     Evidence,
     Verdict,
@@ -69,3 +69,11 @@ def test_sort_puts_failures_first_and_skips_last() -> None:
         CheckResult("w", "warn"),
     ]
     assert [r.id for r in sort_results(results)] == ["f", "w", "p", "s"]
+
+
+def test_findings_are_the_fails_and_warns_as_verdicts_or_strings() -> None:
+    from ansible_collections.gpurack.bootstrap.plugins.module_utils.results import VERDICT_ORDER, is_finding
+
+    assert [v.value for v in VERDICT_ORDER if is_finding(v)] == ["fail", "warn"]
+    assert is_finding("fail") and is_finding("warn")
+    assert not any(is_finding(v) for v in ("pass", "skip", None, "", "FAIL", 1, ["fail"]))

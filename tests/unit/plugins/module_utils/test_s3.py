@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from ansible_collections.gpurack.bootstrap.plugins.module_utils import _s3
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.object_store import s3 as _s3
 
 # docs.aws.amazon.com/AmazonS3/latest/API/sig-v4-header-based-auth.html, "Example: GET Object"
 AWS_ACCESS = "AKIAIOSFODNN7EXAMPLE"

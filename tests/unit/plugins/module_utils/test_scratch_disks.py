@@ -1,4 +1,4 @@
-"""module_utils/_scratch_disks.py: the nvme_scratch probe over a fake block layer, and the pure planner."""
+"""module_utils/storage/scratch.py: the nvme_scratch probe over a fake block layer, and the pure planner."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._capture import CommandOutput
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._scratch_disks import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.capture import CommandOutput
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.storage.scratch import (
     BlockSystem,
     Disk,
     PlanOptions,

@@ -1,12 +1,12 @@
-"""Pool sharing settings and the resources a node of the pool advertises (module_utils/_sharing.py)."""
+"""Pool sharing settings and the resources a node of the pool advertises (module_utils/labels/sharing.py)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._labels import pool_errors
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._sharing import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.labels.derive import pool_errors
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.labels.sharing import (
     SharingError,
     mig_profiles,
     pool_gpu_resources,

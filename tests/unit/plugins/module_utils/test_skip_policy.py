@@ -6,7 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import INPUT_COMPONENT, not_assessed
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.results.model import (
+    INPUT_COMPONENT,
+    not_assessed,
+)
 
 
 def _result(verdict: str, reason: str = "", component: str = "node") -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.results.model import (
     CheckResult,
     Verdict,
     node_verdict,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import Verdict
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.results.model import Verdict
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.checks import check_host_lldp
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.host_lldp import (
     HostNeighbor,

@@ -1,4 +1,4 @@
-"""The one sysfs mirror (module_utils/_sysfs.py) over a fake sysfs tree: folder and archive alike."""
+"""The one sysfs mirror (module_utils/facts/sysfs.py) over a fake sysfs tree: folder and archive alike."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._capture import SysfsTree
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._sysfs import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.capture import SysfsTree
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.sysfs import (
     MAX_ATTR_BYTES,
     MirrorStats,
     TarSink,

@@ -7,7 +7,7 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._capture import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.capture import (
     CAPTURE_COMMANDS,
     CAPTURE_FILES,
     parse_capture_file,

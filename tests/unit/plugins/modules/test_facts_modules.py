@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._capture import RC_NOT_FOUND
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._module_runner import make_runner
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.capture import RC_NOT_FOUND
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.runner import make_runner
 from conftest import H200X1
 from module_helpers import run_module
 

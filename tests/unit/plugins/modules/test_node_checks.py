@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from ansible.module_utils import basic
 from ansible.module_utils.common.text.converters import to_bytes
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._gpu_facts import gather_gpu
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._numa_facts import gather_numa
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import CheckResult
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._source import CaptureSource
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu import gather_gpu
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.numa import gather_numa
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.source import CaptureSource
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.results.model import CheckResult
 from conftest import H200X1
 
 EXPECT = {

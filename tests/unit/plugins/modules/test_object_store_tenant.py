@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ansible_collections.gpurack.bootstrap.plugins.module_utils import _s3
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.object_store import s3 as _s3
 from module_helpers import run_module
 
 MODULE = "ansible_collections.gpurack.bootstrap.plugins.modules.object_store_tenant"

@@ -1,4 +1,4 @@
-"""scratch_disks: the nvme_scratch role's thin module over module_utils/_scratch_disks.py."""
+"""scratch_disks: the nvme_scratch role's thin module over module_utils/storage/scratch.py."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ansible_collections.gpurack.bootstrap.plugins.module_utils._results import CheckResult
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.results.model import CheckResult
 from module_helpers import run_module
 
 RESULTS = [

@@ -1,0 +1,406 @@
+# Copyright: (c) 2026, gpurack maintainers
+# Apache License 2.0 (see LICENSE)
+"""The seven rows of the seed's acceptance test, each a CheckResult with its figure and a
+verdict against the inventory's thresholds (`settings`).
+
+| row | id | figure |
+| --- | --- | --- |
+| 1 | accept.queue | queue wait (s), with Kueue's reason while it waited |
+| 2 | accept.staging | staging (s): dataset sample and base weights from the object store |
+| 3 | accept.allreduce | all-reduce bus bandwidth between the pods (GB/s) |
+| 4 | accept.train | samples/s over the fixed window |
+| 5 | accept.restore | restore (s) after a pod was deleted; checkpoint write s and steps lost |
+| 6 | accept.labels | the GPU, network, storage, queue and cost labels of the nodes used |
+| 7 | accept.cost | cost per accepted unit, against the baseline |
+
+What was observed comes in as one mapping (`Observed.from_mapping`), gathered by the
+acceptance role: Kueue's Workload, the pods, the nodes and the trainer's log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance import trainer_log
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance.settings import AT_MOST, Settings
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.cost.model import (
+    Allocation,
+    CostError,
+    Outcome,
+    Prices,
+    Window,
+    against,
+    cost,
+)
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.results.model import CheckResult, Verdict
+
+TIER = "acceptance"
+LIMIT_SOURCE = "inventory: gpurack_acceptance.thresholds"
+# The labels row 6 exports per node, by kind; a node used must carry the pool and accelerator.
+NODE_LABELS: Mapping[str, tuple[str, ...]] = {
+    "gpu": ("gpurack.io/accelerator", "gpurack.io/topology"),
+    "network": ("gpurack.io/fabric",),
+    "pool": ("gpurack.io/pool", "gpurack.io/workload"),
+}
+REQUIRED_LABELS = ("gpurack.io/pool", "gpurack.io/accelerator")
+
+
+@dataclass(frozen=True)
+class Observed:
+    """What one acceptance run saw. Times are timezone-aware; figures in seconds."""
+
+    team: str
+    queue: str
+    pool: str
+    pods: int
+    gpus_per_pod: int
+    started: datetime
+    finished: datetime
+    admitted: bool
+    queue_wait_s: float | None
+    queue_reason: str
+    trainer: trainer_log.TrainerReport
+    deleted_at_step: int | None = None  # the last step seen before the pod was deleted
+    restore_s: float | None = None  # pod deleted -> the trainer training again
+    nodes: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    storage: Mapping[str, str] = field(default_factory=dict)  # endpoint, bucket
+    gpu_hour: float | None = None  # the pool's price
+    monthly: Mapping[str, float] = field(default_factory=dict)
+    currency: str = ""
+    job_failed: bool = False
+    failure: str = ""
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any]) -> Observed:
+        """Read the role's mapping (times as ISO 8601 text, the trainer's log as lines).
+
+        Raises:
+            ValueError: a required key is missing or a time is not ISO 8601.
+        """
+        missing = [k for k in ("team", "queue", "started", "finished") if not data.get(k)]
+        if missing:
+            raise ValueError(f"acceptance observations lack {', '.join(missing)}")
+
+        def number(key: str) -> float | None:
+            value = data.get(key)
+            return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+        at_step = data.get("deleted_at_step")
+        return cls(
+            team=str(data["team"]),
+            queue=str(data["queue"]),
+            pool=str(data.get("pool") or ""),
+            pods=int(data.get("pods") or 1),
+            gpus_per_pod=int(data.get("gpus_per_pod") or 0),
+            started=datetime.fromisoformat(str(data["started"])),
+            finished=datetime.fromisoformat(str(data["finished"])),
+            admitted=bool(data.get("admitted")),
+            queue_wait_s=number("queue_wait_s"),
+            queue_reason=str(data.get("queue_reason") or ""),
+            trainer=trainer_log.read(str(line) for line in data.get("trainer_log") or ()),
+            deleted_at_step=int(at_step) if isinstance(at_step, int) else None,
+            restore_s=number("restore_s"),
+            nodes={
+                str(n): {str(k): str(v) for k, v in (labels or {}).items()}
+                for n, labels in (data.get("nodes") or {}).items()
+            },
+            storage={str(k): str(v) for k, v in (data.get("storage") or {}).items()},
+            gpu_hour=number("gpu_hour"),
+            monthly={str(k): float(v) for k, v in (data.get("monthly") or {}).items()},
+            currency=str(data.get("currency") or ""),
+            job_failed=bool(data.get("job_failed")),
+            failure=str(data.get("failure") or ""),
+        )
+
+
+def _limit(settings: Settings, name: str, value: float) -> tuple[bool, str | None]:
+    """Whether `value` is within the threshold `name`, and the expectation as text (None: no threshold)."""
+    threshold = settings.threshold(name)
+    if threshold is None:
+        return True, None
+    at_most = AT_MOST[name]
+    ok = value <= threshold if at_most else value >= threshold
+    return ok, f"{'<=' if at_most else '>='} {threshold:g}"
+
+
+@dataclass(frozen=True)
+class Head:
+    """A row's identity: its check id, its title and the team it ran for."""
+
+    id: str
+    title: str
+    component: str
+
+    def missing(self, verdict: Verdict, reason: str, remediation: str = "") -> CheckResult:
+        """The row when its figure could not be had: fail (or skip) with the reason."""
+        return CheckResult(
+            id=self.id,
+            verdict=verdict,
+            title=self.title,
+            tier=TIER,
+            component=self.component,
+            reason=reason,
+            remediation=remediation or None,
+        )
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A row's measured figure and what goes with it."""
+
+    measured: float
+    unit: str
+    remediation: str
+    details: Mapping[str, Any]
+    reason: str = ""
+
+
+def _judged(
+    head: Head,
+    figure: Figure,
+    checks: Sequence[tuple[str, float]],
+    settings: Settings,
+    miss: Verdict = Verdict.FAIL,
+) -> CheckResult:
+    """The row: `miss` when any of `checks` (threshold name, value) is outside its threshold."""
+    expected, outside = {}, []
+    for name, value in checks:
+        ok, text = _limit(settings, name, value)
+        if text is not None:
+            expected[name] = text
+        if not ok:
+            outside.append(f"{name} {value:g} is not {text}")
+    return CheckResult(
+        id=head.id,
+        verdict=miss if outside else Verdict.PASS,
+        title=head.title,
+        tier=TIER,
+        component=head.component,
+        measured=float(f"{figure.measured:.6g}"),  # six significant digits
+        expected=expected or None,
+        unit=figure.unit,
+        reason="; ".join([*outside, figure.reason] if figure.reason else outside),
+        remediation=figure.remediation,
+        limit_source=LIMIT_SOURCE if expected else "no threshold set (gpurack_acceptance.thresholds)",
+        details=dict(figure.details),
+    )
+
+
+def _why_not(seen: Observed, what: str) -> str:
+    return f"the job {what}" + (f": {seen.failure}" if seen.failure else "")
+
+
+def _queue(seen: Observed, settings: Settings) -> CheckResult:
+    head = Head("accept.queue", f"Queued training job admitted by Kueue (LocalQueue {seen.queue})", seen.team)
+    if not seen.admitted or seen.queue_wait_s is None:
+        return head.missing(
+            Verdict.FAIL,
+            f"not admitted: {seen.queue_reason or 'Kueue gave no reason'}",
+            "give the team's ClusterQueue quota in the pool (gpurack_teams[].quota) or free it",
+        )
+    waited = f"waited for: {seen.queue_reason}" if seen.queue_reason else "admitted at once"
+    figure = Figure(
+        seen.queue_wait_s,
+        "s",
+        "look at the ClusterQueue's pending workloads (gpurack queue)",
+        {"reason": seen.queue_reason},
+        waited,
+    )
+    return _judged(head, figure, [("queue_wait_s", seen.queue_wait_s)], settings)
+
+
+def _staging(seen: Observed, settings: Settings) -> CheckResult:
+    head = Head("accept.staging", "Dataset sample and base weights pulled from the object store", seen.team)
+    event = seen.trainer.attempts[0].staging if seen.trainer.attempts else None
+    if event is None:
+        return head.missing(Verdict.FAIL, _why_not(seen, "staged nothing"))
+    seconds, size = float(event.get("seconds") or 0.0), float(event.get("bytes") or 0.0)
+    rate = round(size / seconds / 1e6, 1) if seconds > 0 else None
+    figure = Figure(
+        seconds,
+        "s",
+        "check the object store's bandwidth and the team's NetworkPolicy egress",
+        {"bytes": size, "mb_per_s": rate, **dict(seen.storage)},
+    )
+    return _judged(head, figure, [("staging_s", seconds)], settings)
+
+
+def _allreduce(seen: Observed, settings: Settings) -> CheckResult:
+    head = Head("accept.allreduce", "All-reduce bus bandwidth between the pods", seen.team)
+    if seen.pods < 2:
+        return head.missing(Verdict.SKIP, "one pod: the job is not distributed")
+    event = next((a.allreduce for a in seen.trainer.attempts if a.allreduce), None)
+    if event is None:
+        return head.missing(Verdict.FAIL, _why_not(seen, "measured no all-reduce"))
+    busbw = float(event.get("busbw_gbps") or 0.0)
+    ranks = event.get("world_size", seen.pods)
+    head = Head(head.id, f"{head.title} ({event.get('backend', '?')}, {ranks} ranks)", seen.team)
+    keys = ("bytes", "iterations", "seconds", "algbw_gbps", "backend", "world_size")
+    figure = Figure(
+        busbw,
+        "GB/s",
+        "check the pods' network path (fabric, MTU, NetworkPolicy between the pods)",
+        {k: event.get(k) for k in keys},
+    )
+    return _judged(head, figure, [("busbw_gbps", busbw)], settings)
+
+
+def _train(seen: Observed, settings: Settings) -> CheckResult:
+    head = Head("accept.train", f"Trained for the fixed window ({settings.window_s:g} s)", seen.team)
+    final = seen.trainer.final
+    if final is None or final.done is None:
+        return head.missing(Verdict.FAIL, _why_not(seen, "did not finish its window"))
+    rate = float(final.done.get("samples_per_s") or 0.0)
+    keys = ("steps", "samples", "elapsed_s", "first_loss", "loss", "device")
+    figure = Figure(
+        rate,
+        "samples/s",
+        "compare samples/s with the pool's expected figure; check CPU/GPU throttling",
+        {k: final.done.get(k) for k in keys},
+    )
+    return _judged(head, figure, [("samples_per_s", rate)], settings)
+
+
+def _restore(seen: Observed, settings: Settings) -> CheckResult:
+    head = Head("accept.restore", "Checkpoint written, a pod deleted, training restored", seen.team)
+    writes = [c for a in seen.trainer.attempts for c in a.checkpoints]
+    resumed = next((a.resume for a in seen.trainer.attempts[1:] if a.resume), None)
+    if not writes:
+        return head.missing(Verdict.FAIL, _why_not(seen, "wrote no checkpoint"))
+    if resumed is None or seen.restore_s is None or seen.deleted_at_step is None:
+        return head.missing(Verdict.FAIL, "no restart from a checkpoint was seen after the pod was deleted")
+    write = max(writes, key=lambda c: float(c.get("seconds") or 0.0))
+    write_s = float(write.get("seconds") or 0.0)
+    lost = max(seen.deleted_at_step - int(resumed.get("step") or 0), 0)
+    details = {
+        "checkpoint_write_s": write_s,
+        "checkpoint_bytes": write.get("bytes"),
+        "checkpoints": len(writes),
+        "deleted_at_step": seen.deleted_at_step,
+        "restored_step": resumed.get("step"),
+        "steps_lost": lost,
+        "trainer_restore_s": resumed.get("seconds"),
+    }
+    figure = Figure(
+        seen.restore_s,
+        "s",
+        "checkpoint more often (checkpoint_interval_steps) or speed up the store",
+        details,
+    )
+    checks = [("restore_s", seen.restore_s), ("checkpoint_write_s", write_s), ("steps_lost", float(lost))]
+    return _judged(head, figure, checks, settings)
+
+
+def _labels(seen: Observed, price: Mapping[str, Any]) -> CheckResult:
+    head = Head("accept.labels", "GPU, network, storage, queue and cost labels exported", seen.team)
+    if not seen.nodes:
+        return head.missing(Verdict.FAIL, _why_not(seen, "ran on no node"))
+    lacking = sorted(n for n, labels in seen.nodes.items() if any(k not in labels for k in REQUIRED_LABELS))
+    per_kind = {
+        kind: {
+            node: {k: labels[k] for k in keys if k in labels} for node, labels in sorted(seen.nodes.items())
+        }
+        for kind, keys in NODE_LABELS.items()
+    }
+    return CheckResult(
+        id=head.id,
+        verdict=Verdict.FAIL if lacking else Verdict.PASS,
+        title=head.title,
+        tier=TIER,
+        component=head.component,
+        measured=len(seen.nodes) - len(lacking),
+        expected=len(seen.nodes),
+        unit="nodes",
+        reason=f"no {' or '.join(REQUIRED_LABELS)} on {', '.join(lacking)}" if lacking else "",
+        remediation="run join.yml (node_labels) on the nodes named" if lacking else None,
+        details={
+            **per_kind,
+            "storage": dict(seen.storage),
+            "queue": {"team": seen.team, "local_queue": seen.queue},
+            "cost": dict(price),
+        },
+    )
+
+
+def accepted_units(report: trainer_log.TrainerReport) -> float:
+    """The samples of useful work: the final step reached times the samples per step (work
+    lost to a restart is not counted)."""
+    final = report.final
+    if final is None or final.done is None:
+        return 0.0
+    steps = int(final.done.get("steps") or 0)
+    done_here = max(steps - int((final.resume or {}).get("step") or 0), 0)
+    per_step = float(final.done.get("samples") or 0.0) / done_here if done_here else 0.0
+    return steps * per_step
+
+
+def _cost(seen: Observed, settings: Settings) -> CheckResult:
+    head = Head("accept.cost", "Useful work against the baseline", seen.team)
+    if not seen.admitted:
+        return head.missing(Verdict.SKIP, "not admitted: the job held no GPUs, so nothing was spent or done")
+    if seen.gpu_hour is None or not seen.pool:
+        return head.missing(Verdict.SKIP, f"pool {seen.pool or '?'} has no gpurack_pool.cost.gpu_hour")
+    units = 0.0 if seen.job_failed else accepted_units(seen.trainer)
+    gpus = seen.pods * seen.gpus_per_pod
+    outcome: Outcome = "failed" if seen.job_failed else "accepted"
+    try:
+        result = cost(
+            Window(seen.started, seen.finished),
+            {seen.pool: gpus},
+            [Allocation(seen.pool, gpus, seen.started, seen.finished, outcome, units)],
+            Prices(gpu_hour={seen.pool: seen.gpu_hour}, monthly=seen.monthly),
+        )
+    except CostError as error:
+        return head.missing(Verdict.FAIL, str(error))
+    per_unit = result.effective_cost
+    if per_unit is None:
+        return head.missing(Verdict.FAIL, "no accepted units: nothing useful was done")
+    details: dict[str, Any] = {
+        "currency": seen.currency,
+        "accepted_units": units,
+        "total": round(result.total, 6),
+        "gpu_hours": round(gpus * result.window_hours, 6),
+        "gpu_hour": seen.gpu_hour,
+    }
+    unit = f"{seen.currency or 'cost'}/sample"
+    remediation = "compare the pool's price and idle time with the baseline"
+    if settings.baseline is None:
+        figure = Figure(per_unit, unit, remediation, details, "no baseline set (gpurack_acceptance.baseline)")
+        return _judged(head, figure, [], settings)
+    comparison = against(result, settings.baseline)
+    if comparison.ratio is None:
+        return head.missing(Verdict.SKIP, "the baseline prices this work at nothing")
+    details.update(
+        baseline=settings.baseline.kind,
+        baseline_price=settings.baseline.price,
+        baseline_cost=round(comparison.baseline_cost, 6),
+        ratio=round(comparison.ratio, 4),
+    )
+    reason = f"{comparison.ratio:.2f}x the baseline ({settings.baseline.kind})"
+    figure = Figure(per_unit, unit, remediation, details, reason)
+    return _judged(head, figure, [("cost_ratio", comparison.ratio)], settings, miss=Verdict.WARN)
+
+
+def rows(seen: Observed, settings: Settings) -> list[CheckResult]:
+    """The seven rows, in the seed's order."""
+    price = {"pool": seen.pool, "gpu_hour": seen.gpu_hour, "currency": seen.currency}
+    return [
+        _queue(seen, settings),
+        _staging(seen, settings),
+        _allreduce(seen, settings),
+        _train(seen, settings),
+        _restore(seen, settings),
+        _labels(seen, price),
+        _cost(seen, settings),
+    ]
+
+
+def line(row: Mapping[str, Any]) -> str:
+    """`row` (a result's dict) as one line: `accept.queue  pass  3 s  admitted at once`."""
+    measured = row.get("measured")
+    figure = f"{measured:g} {row.get('unit') or ''}".strip() if isinstance(measured, (int, float)) else "-"
+    head = f"{row.get('id', '?'):<17} {row.get('verdict', '?'):<5} {figure:<22}"
+    return f"{head} {row.get('reason') or ''}".rstrip()
