@@ -9,7 +9,7 @@ from pathlib import Path
 from gpurack import render
 from gpurack.errors import ExitCode, UsageError
 
-from gpurack_lab import images, lab_kubernetes, nodes, profiles, rack, view
+from gpurack_lab import images, lab_kubernetes, nodes, profiles, rack, ssh, view
 from gpurack_lab.fabric_plan import SWITCH_FAULT_KINDS
 from gpurack_lab.faults import FAULT_KINDS
 from gpurack_lab.state import load
@@ -19,7 +19,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     """Add `gpurack lab` and its verbs to the CLI."""
     parser = subparsers.add_parser("lab", help="SSH-reachable containers that replay real GPU servers")
     verbs = parser.add_subparsers(title="verbs", metavar="VERB", required=True)
+    _register_up(verbs)
+    verbs.add_parser("status", help="the lab's hosts, addresses, profiles and faults").set_defaults(
+        handler=handle_status
+    )
+    _register_ssh_and_images(verbs)
+    down = verbs.add_parser("down", help="remove containers, network, loop devices, keys and inventory")
+    down.add_argument("--purge", action="store_true", help="also remove the node image")
+    down.set_defaults(handler=handle_down)
 
+
+def _register_up(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     up = verbs.add_parser("up", help="start 1 control plane and N workers (idempotent)")
     up.add_argument("--workers", type=int, default=1, metavar="N", help="number of workers (default 1)")
     up.add_argument(
@@ -60,10 +70,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     up.set_defaults(handler=handle_up)
 
-    verbs.add_parser("status", help="the lab's hosts, addresses, profiles and faults").set_defaults(
-        handler=handle_status
-    )
 
+def _register_ssh_and_images(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     ssh = verbs.add_parser("ssh", help="open a shell on a lab host, or run CMD there")
     ssh.add_argument("host")
     ssh.add_argument("command", nargs="*", metavar="CMD", help="command to run (after --)")
@@ -84,10 +92,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="only this node (repeatable; default every worker)",
     )
     image.set_defaults(handler=handle_load_image)
-
-    down = verbs.add_parser("down", help="remove containers, network, loop devices, keys and inventory")
-    down.add_argument("--purge", action="store_true", help="also remove the node image")
-    down.set_defaults(handler=handle_down)
 
 
 def handle_up(args: argparse.Namespace) -> int:
@@ -133,7 +137,7 @@ def handle_ssh(args: argparse.Namespace) -> int:
     if host is None:
         raise UsageError(f"no lab host {args.host!r} (hosts: {', '.join(h.name for h in state.hosts)})")
     command = [c for i, c in enumerate(args.command) if not (i == 0 and c == "--")]
-    return subprocess.run(rack.ssh_argv(host, state.key, command), check=False).returncode
+    return subprocess.run(ssh.ssh_argv(host, state.key, command), check=False).returncode
 
 
 def handle_load_image(args: argparse.Namespace) -> int:

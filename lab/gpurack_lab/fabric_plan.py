@@ -148,23 +148,13 @@ def _apply_fault(config: list[list[Any]], kind: SwitchFaultKind) -> list[list[An
     return config
 
 
-def build_spec(
-    workers: Sequence[LabHost],
+def _cabled_ports(
+    plan: dict[str, dict[str, dict[str, str]]],
     switches: int,
     faults: Sequence[SwitchFault],
-    ssh_ports: Sequence[int],
-    password: str,
-) -> dict[str, Any]:
-    """What the switch server serves: every switch's ports, settings and neighbours.
-
-    Raises:
-        UsageError: a bad switch count, or a fault on a NIC the plan does not cable.
-    """
-    if not 1 <= switches <= MAX_SWITCHES:
-        raise UsageError(f"--switches must be between 1 and {MAX_SWITCHES}, got {switches}")
-    plan = cabling(workers, switches)
-    check_faults(faults, plan)
-    settings = fabric_settings()
+    settings: dict[str, Any],
+) -> dict[tuple[str, str], dict[str, Any]]:
+    """Every switch port by (switch, port): its starting config and the NIC LLDP sees on it."""
     ports: dict[tuple[str, str], dict[str, Any]] = {}
     for number in range(1, switches + 1):
         for name in port_names(switch_platform(number), PORTS_PER_SWITCH):
@@ -193,6 +183,27 @@ def build_spec(
                 )
             else:
                 port["neighbor"] = [host, nic]
+    return ports
+
+
+def build_spec(
+    workers: Sequence[LabHost],
+    switches: int,
+    faults: Sequence[SwitchFault],
+    ssh_ports: Sequence[int],
+    password: str,
+) -> dict[str, Any]:
+    """What the switch server serves: every switch's ports, settings and neighbours.
+
+    Raises:
+        UsageError: a bad switch count, or a fault on a NIC the plan does not cable.
+    """
+    if not 1 <= switches <= MAX_SWITCHES:
+        raise UsageError(f"--switches must be between 1 and {MAX_SWITCHES}, got {switches}")
+    plan = cabling(workers, switches)
+    check_faults(faults, plan)
+    settings = fabric_settings()
+    ports = _cabled_ports(plan, switches, faults, settings)
     entries = [
         {
             "name": switch_name(number),

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import shutil
-import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from gpurack.errors import ExitCode, GpurackError, UsageError
+from gpurack.errors import UsageError
 
 from gpurack_lab import (
     disks,
@@ -22,7 +20,7 @@ from gpurack_lab import (
     inventory_writer,
     lab_kubernetes,
     profiles,
-    shims,
+    ssh,
     switches,
 )
 from gpurack_lab.paths import inventory_dir, node_image_script
@@ -44,15 +42,7 @@ from gpurack_lab.state import (
 
 Step = Callable[[str], None]
 Planned = tuple[LabHost, profiles.Profile, tuple[faults.Fault, ...]]
-SSH_WAIT_S = 120.0
-KEY_NAME = "id_ed25519"
 CONTROL_PLANE_PROFILE = "cpu-only"
-
-
-class LabError(GpurackError):
-    """The lab could not be brought up or inspected."""
-
-    code = ExitCode.FAILED
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,17 +165,11 @@ def up(
         return _update(existing, planned, step, kubernetes=kubernetes, started=started, wanted=wanted)
     if kubernetes:
         lab_kubernetes.require_build()
-    step("Docker engine")
-    engine = docker.ensure_engine()
-    leftovers = [c.name for c in docker.lab_containers()]
-    if leftovers:
-        raise UsageError(f"lab containers without lab state: {', '.join(leftovers)}; run 'gpurack lab down'")
-    step("node image")
-    image, cached = docker.ensure_image(build_script())
+    engine, image, cached = _engine_and_image(step)
     root = lab_dir()
     root.mkdir(parents=True, exist_ok=True)
     step("SSH key")
-    key = _keypair(root)
+    key = ssh.keypair(root)
     step(f"network {NETWORK} ({SUBNET})")
     docker.remove_network(NETWORK)
     docker.create_network(NETWORK, SUBNET, GATEWAY)
@@ -199,6 +183,18 @@ def up(
     if wanted is not None:
         state = _set_switches(state, wanted, step)
     return UpResult(state, False, engine, cached, time.monotonic() - started)
+
+
+def _engine_and_image(step: Step) -> tuple[str, str, bool]:
+    """The Docker engine's name, the node image and whether it was cached; refuses leftover containers."""
+    step("Docker engine")
+    engine = docker.ensure_engine()
+    leftovers = [c.name for c in docker.lab_containers()]
+    if leftovers:
+        raise UsageError(f"lab containers without lab state: {', '.join(leftovers)}; run 'gpurack lab down'")
+    step("node image")
+    image, cached = docker.ensure_image(build_script())
+    return engine, image, cached
 
 
 SwitchPlan = tuple[int, tuple[fabric_plan.SwitchFault, ...]]
@@ -341,85 +337,15 @@ def _start(state: LabState, planned: list[Planned], step: Step) -> LabState:
     repo = driver.ensure_repo(root / "nvidia-repo") if any(h.role == "worker" for h in hosts) else None
     for (_, profile, own_faults), host in zip(planned, hosts, strict=True):
         step(f"profile {profile.name} on {host.name}")
-        local = _provision(host, profile, own_faults, key, root)
+        local = ssh.provision(host, profile, own_faults, key, root)
         if repo is not None and host.role == "worker":
             driver.install(host.name, repo, local)
     for host in hosts:
         step(f"SSH to {host.name}")
-        _wait_ssh(host, key)
+        ssh.wait_ssh(host, key)
     step("inventory")
     _write_inventory(state)
     return state
-
-
-def _keypair(root: Path) -> Path:
-    key = root / KEY_NAME
-    if not key.exists():
-        done = subprocess.run(
-            ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "gpurack-lab", "-f", str(key)],
-            capture_output=True, text=True, check=False,
-        )  # fmt: skip
-        if done.returncode != 0:
-            raise LabError(f"ssh-keygen failed: {done.stderr.strip()}")
-    return key
-
-
-def _provision(
-    host: LabHost, profile: profiles.Profile, own: tuple[faults.Fault, ...], key: Path, root: Path
-) -> Path:
-    """Authorize the key, copy the (faulted) profile and the shims into the container.
-
-    Returns the assembled profile's folder on this machine.
-    """
-    name = host.name
-    docker.exec_in(name, ["mkdir", "-p", "-m", "700", "/root/.ssh"])
-    docker.exec_in(
-        name, ["mkdir", "-p", profiles.CONTAINER_PROFILE_DIR, str(Path(shims.CONTAINER_REPLAY).parent)]
-    )
-    docker.copy_into(name, key.with_suffix(".pub"), "/root/.ssh/authorized_keys")
-    docker.exec_in(name, ["chmod", "600", "/root/.ssh/authorized_keys"])
-    os_release = docker.exec_in(name, ["cat", "/etc/os-release"]).stdout
-    uname = docker.exec_in(name, ["uname", "-a"]).stdout
-    local = profiles.assemble(profile, root / "hosts" / name / "profile", os_release, uname)
-    for fault in own:
-        faults.apply(fault, local)
-    manifest = shims.build_manifest(local, profiles.CONTAINER_PROFILE_DIR)
-    manifest_file = local.parent / "manifest.json"
-    manifest_file.write_text(json.dumps(manifest, indent=2) + "\n")
-    docker.copy_into(name, local, profiles.CONTAINER_PROFILE_DIR)
-    docker.copy_into(name, manifest_file, shims.CONTAINER_MANIFEST)
-    docker.copy_into(name, shims.REPLAY_SCRIPT, shims.CONTAINER_REPLAY)
-    docker.exec_in(name, ["chmod", "755", shims.CONTAINER_REPLAY])
-    for tool in shims.installed_tools(manifest):
-        docker.exec_in(name, ["ln", "-sf", shims.CONTAINER_REPLAY, f"{shims.CONTAINER_BIN}/{tool}"])
-    return local
-
-
-def ssh_argv(host: LabHost, key: str, command: Sequence[str] = (), *, batch: bool = False) -> list[str]:
-    """The ssh command line that reaches a lab host as root with the lab key."""
-    argv = ["ssh", "-i", key, "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
-            "-o", "LogLevel=ERROR", "-o", "ConnectTimeout=5"]  # fmt: skip
-    if batch:
-        argv += ["-o", "BatchMode=yes"]
-    return [*argv, f"root@{host.ip}", *command]
-
-
-def _wait_ssh(host: LabHost, key: Path) -> None:
-    deadline = time.monotonic() + SSH_WAIT_S
-    last = ""
-    while time.monotonic() < deadline:
-        done = subprocess.run(
-            ssh_argv(host, str(key), ["true"], batch=True),
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=30,
-        )
-        if done.returncode == 0:
-            return
-        last = done.stderr.strip()
-        time.sleep(1)
-    raise LabError(f"{host.name} ({host.ip}) did not accept SSH within {SSH_WAIT_S:.0f} s: {last}")
 
 
 def status(state: LabState) -> list[HostStatus]:

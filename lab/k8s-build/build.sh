@@ -126,6 +126,9 @@ RECIPE=(
 #     main.Version and main.BuildTime; main.Build is the commit, which the proxy does not carry)
 #   nvdp-config: reads device-plugin configs with NVIDIA's k8s-device-plugin config package
 #     (nvdp-config/main.go); its module's Helm chart is copied to <hash>/charts/ beside it
+#   nvidia-device-plugin, gpu-feature-discovery: NVIDIA's own, for a real GPU node (issue 28);
+#     cgo, since go-nvml opens libnvidia-ml.so at run time; version ldflags as their Makefile
+#   nvidia-ctk, nvidia-cdi-hook: NVIDIA's container toolkit, to write and apply a CDI spec
 NETCHECK_VERSION=v1
 S3PROBE_VERSION=v1
 LAB_TOOLS=(
@@ -133,6 +136,10 @@ LAB_TOOLS=(
   "s3probe|s3probe|0||-s -w -X main.version=$S3PROBE_VERSION|gpurack.lab/k8s-build/s3probe"
   "versitygw|versitygw|0||-s -w -X main.Version=$VERSITYGW_VERSION -X main.BuildTime=$VERSITYGW_BUILD_DATE|github.com/versity/versitygw/cmd/versitygw"
   "nvdp-config|nvdp-config|0||-s -w -X main.version=$NVDP_VERSION|gpurack.lab/k8s-build/nvdp-config"
+  "nvidia-device-plugin|nvidia-device-plugin|1||-s -w -X github.com/NVIDIA/k8s-device-plugin/internal/info.version=$NVDP_VERSION|github.com/NVIDIA/k8s-device-plugin/cmd/nvidia-device-plugin"
+  "gpu-feature-discovery|nvidia-device-plugin|1||-s -w -X github.com/NVIDIA/k8s-device-plugin/internal/info.version=$NVDP_VERSION|github.com/NVIDIA/k8s-device-plugin/cmd/gpu-feature-discovery"
+  "nvidia-ctk|nvidia-container-toolkit|1||-s -w -X github.com/NVIDIA/nvidia-container-toolkit/internal/info.version=$NVCT_VERSION|github.com/NVIDIA/nvidia-container-toolkit/cmd/nvidia-ctk"
+  "nvidia-cdi-hook|nvidia-container-toolkit|1||-s -w -X github.com/NVIDIA/nvidia-container-toolkit/internal/info.version=$NVCT_VERSION|github.com/NVIDIA/nvidia-container-toolkit/cmd/nvidia-cdi-hook"
 )
 OPTIONAL=" coredns etcdctl "
 # Built only when named (`--only kube-network-policies`): kube-network-policies (about 5 min
@@ -140,7 +147,14 @@ OPTIONAL=" coredns etcdctl "
 # CONFIG_NFT_QUEUE); kube-router's firewall is the lab's agent instead. The recipe (and so the
 # cache key) still holds it. helm (about 90 s cold) is built by default: `make test` renders
 # NVIDIA's device-plugin chart with it (lab/tests/test_device_plugin_chart.py).
-ON_REQUEST=" kube-network-policies image:kube-network-policies "
+# NVIDIA's device plugin, GPU feature discovery and container toolkit are for a real GPU node
+# only (docs/gpu-node.md): `build.sh --only nvidia-device-plugin gpu-feature-discovery
+# nvidia-ctk nvidia-cdi-hook`; the CPU lab and `make test` never run them.
+ON_REQUEST=" kube-network-policies image:kube-network-policies nvidia-device-plugin gpu-feature-discovery nvidia-ctk nvidia-cdi-hook "
+# Linked against the C library dynamically, as NVIDIA builds them: they dlopen libnvidia-ml.so,
+# which needs the host's own glibc (a static glibc cannot load it safely). They run on a GPU
+# node's OS (Ubuntu 24.04's glibc 2.39 runs what Debian 12's 2.36 links), never in the lab.
+HOST_LINKED=" nvidia-device-plugin gpu-feature-discovery nvidia-ctk nvidia-cdi-hook "
 # runc is extra CGO work (libseccomp); per docs/lab-kubernetes.md containerd 2.x wants a
 # newer runc than Debian 12's 1.1.5, so it is built unless RUNC_VERSION is empty.
 [[ -z ${RUNC_VERSION:-} ]] && RECIPE=("${RECIPE[@]/#runc|*/}")
@@ -236,6 +250,8 @@ update() {
      [kube-network-policies]="sigs.k8s.io/kube-network-policies $KUBE_NETWORK_POLICIES_VERSION"
      [kube-router]="github.com/cloudnativelabs/kube-router/v2 $KUBE_ROUTER_VERSION"
      [versitygw]="github.com/versity/versitygw $VERSITYGW_VERSION"
+     [nvidia-device-plugin]="github.com/NVIDIA/k8s-device-plugin $NVDP_VERSION"
+     [nvidia-container-toolkit]="github.com/NVIDIA/nvidia-container-toolkit $NVCT_VERSION"
    )
    for dir in "${!up[@]}"; do
      (( $# == 0 )) || [[ " $* " == *" $dir "* ]] || continue
@@ -317,7 +333,7 @@ build_component() {  # recipe line
     return 1
   fi
   local f; for f in "$tmp"/*; do
-    is_static "$f" || { echo "== $name: $(basename "$f") is not static" >>"$OUT/FAILED.txt"
+    [[ $HOST_LINKED == *" $name "* ]] || is_static "$f" || { echo "== $name: $(basename "$f") is not static" >>"$OUT/FAILED.txt"
                         record "$name" "$secs" FAILED; COLD[$name]=-; return 1; }
     mv -f "$f" "$OUT/bin/"
   done
@@ -400,7 +416,9 @@ build_manifests() {
   for b in controller-gen kubectl; do
     [[ -x $OUT/bin/$b ]] || { record "$key" 0 "skipped (no $b)"; COLD[$key]=-; return 1; }
   done
-  inputs=$({ cat "$HERE/manifests.py" "$HERE/versions.env"
+  # versions.env without its stamped block: a lab tool's version does not touch the manifests
+  inputs=$({ cat "$HERE/manifests.py"
+             sed '/^# >>> Stamped components/,/^# <<< Stamped components/d' "$HERE/versions.env"
              stat -c '%s %Y' "$OUT/bin/controller-gen" "$OUT/bin/kubectl"; } | sha256sum | cut -c1-16)
   if [[ -f $OUT/manifests/kueue.yaml && -f $OUT/manifests/kube-router-firewall.yaml &&
         $(cut -d' ' -f2 "$stamp" 2>/dev/null) == "$inputs" ]]; then

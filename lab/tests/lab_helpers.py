@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from gpurack import cli
 from gpurack_lab import disks, docker, rack
+from gpurack_lab.ssh import ssh_argv
 from gpurack_lab.state import NETWORK, lab_dir, load
 
 # A container security context that Pod Security "restricted" admits (the lab tests' pods).
@@ -51,7 +52,7 @@ def ssh(host: str, command: str, timeout_s: float = 120) -> subprocess.Completed
     assert state is not None
     target = state.host(host)
     assert target is not None
-    argv = rack.ssh_argv(target, state.key, [command], batch=True)
+    argv = ssh_argv(target, state.key, [command], batch=True)
     return subprocess.run(argv, capture_output=True, text=True, check=False, timeout=timeout_s)
 
 

@@ -20,11 +20,13 @@ from typing import Any
 import pytest
 import yaml
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.gpu_operator import (
+    gpu_operator_values,
+)
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.gpu_operator_inputs import (
     DEFAULT_CONFIG,
     DEVICE_PLUGIN_LABEL,
     OperatorHost,
     OperatorSettings,
-    gpu_operator_values,
 )
 from gpurack_lab import lab_kubernetes
 

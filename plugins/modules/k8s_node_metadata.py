@@ -191,64 +191,73 @@ def _kubernetes(module: AnsibleModule) -> tuple[ModuleType, ModuleType]:
     return kubernetes, urllib3
 
 
-def main() -> None:
-    module = AnsibleModule(
-        argument_spec={
-            "kubeconfig": {"type": "path", "required": True},
-            "context": {"type": "str"},
-            "name": {"type": "str", "required": True},
-            "labels": {"type": "dict", "default": {}},
-            "taints": {"type": "list", "elements": "dict", "default": []},
-            "validation": {"type": "str", "choices": ["pass", "fail", "unknown"], "default": "unknown"},
-            "validation_reason": {"type": "str", "default": ""},
-            "condition": {"type": "bool", "default": False},
-            "retries": {"type": "int", "default": 5},
-        },
-        supports_check_mode=True,
-    )
-    p = module.params
-    name, kubeconfig = p["name"], p["kubeconfig"]
-    where = f"node {name} (kubeconfig {kubeconfig})"
-    if errors := desired_errors(p["labels"], p["taints"]):
-        module.fail_json(msg=f"Invalid labels or taints for node {name}: " + "; ".join(errors), errors=errors)
+ARGUMENT_SPEC: dict[str, Any] = {
+    "kubeconfig": {"type": "path", "required": True},
+    "context": {"type": "str"},
+    "name": {"type": "str", "required": True},
+    "labels": {"type": "dict", "default": {}},
+    "taints": {"type": "list", "elements": "dict", "default": []},
+    "validation": {"type": "str", "choices": ["pass", "fail", "unknown"], "default": "unknown"},
+    "validation_reason": {"type": "str", "default": ""},
+    "condition": {"type": "bool", "default": False},
+    "retries": {"type": "int", "default": 5},
+}
 
-    k8s, urllib3 = _kubernetes(module)
-    api_exception = k8s.client.exceptions.ApiException
-    try:
-        api_client = k8s.config.new_client_from_config(config_file=kubeconfig, context=p["context"])
-    except (k8s.config.ConfigException, OSError, ValueError) as exc:
-        module.fail_json(msg=f"Could not load kubeconfig {kubeconfig}: {exc}")
-    api = k8s.client.CoreV1Api(api_client)
 
-    def call(doing: str, request: Any, *args: Any, conflict_ok: bool = False) -> dict[str, Any] | None:
+class _NodeApi:
+    """The one Node's API calls; every failure ends the module with one clear message."""
+
+    def __init__(self, module: AnsibleModule) -> None:
+        self.module = module
+        self.name, self.kubeconfig = module.params["name"], module.params["kubeconfig"]
+        self.where = f"node {self.name} (kubeconfig {self.kubeconfig})"
+        k8s, self.urllib3 = _kubernetes(module)
+        self.api_exception = k8s.client.exceptions.ApiException
+        try:
+            self.client = k8s.config.new_client_from_config(
+                config_file=self.kubeconfig, context=module.params["context"]
+            )
+        except (k8s.config.ConfigException, OSError, ValueError) as exc:
+            module.fail_json(msg=f"Could not load kubeconfig {self.kubeconfig}: {exc}")
+        self.api = k8s.client.CoreV1Api(self.client)
+
+    def call(self, doing: str, request: Any, *args: Any, conflict_ok: bool = False) -> dict[str, Any] | None:
         """The Node the API returns as a dict; None on a 409 when `conflict_ok`."""
         try:
-            node: dict[str, Any] = api_client.sanitize_for_serialization(request(name, *args))
-        except api_exception as exc:
+            node: dict[str, Any] = self.client.sanitize_for_serialization(request(self.name, *args))
+        except self.api_exception as exc:
             if exc.status == 404:
-                module.fail_json(
-                    msg=f"Node {name} is not in the cluster (kubeconfig {kubeconfig}): "
+                self.module.fail_json(
+                    msg=f"Node {self.name} is not in the cluster (kubeconfig {self.kubeconfig}): "
                     "join it first (playbooks/join.yml).",
                     status=404,
                 )
             if exc.status == 409 and conflict_ok:
                 return None
-            module.fail_json(
-                msg=f"Could not {doing} {where}: {api_error_text(exc)}", status=exc.status, reason=exc.reason
+            self.module.fail_json(
+                msg=f"Could not {doing} {self.where}: {api_error_text(exc)}",
+                status=exc.status,
+                reason=exc.reason,
             )
-        except urllib3.exceptions.HTTPError as exc:
-            module.fail_json(msg=f"Could not reach the API server to {doing} {where}: {exc}")
+        except self.urllib3.exceptions.HTTPError as exc:
+            self.module.fail_json(msg=f"Could not reach the API server to {doing} {self.where}: {exc}")
         return node
 
+
+def _reconcile(module: AnsibleModule, nodes: _NodeApi) -> tuple[Any, Any, dict[str, Any]]:
+    """Read, plan and patch the labels, taints and annotations until a patch lands (or check mode).
+
+    Returns the plan, the metadata after it and the Node as last read.
+    """
+    p = module.params
     attempts = max(p["retries"], 0) + 1
     for attempt in range(1, attempts + 1):
-        node = call("read", api.read_node) or {}
+        node = nodes.call("read", nodes.api.read_node) or {}
         steps = plan(
             metadata_from_node(node), p["labels"], p["taints"], p["validation"], p["validation_reason"]
         )
-        after = steps.result
         if not steps.changed or module.check_mode:
-            break
+            return steps, steps.result, node
         # patch_node sends a dict as a strategic merge patch. Node spec.taints has no patch
         # strategy, so our full list replaces the old one. metadata.resourceVersion makes the
         # API server refuse (409) a patch planned on a Node that changed since we read it: the
@@ -258,16 +267,23 @@ def main() -> None:
             **steps.patch.get("metadata", {}),
             "resourceVersion": node["metadata"]["resourceVersion"],
         }
-        patched = call("patch", api.patch_node, body, conflict_ok=True)
+        patched = nodes.call("patch", nodes.api.patch_node, body, conflict_ok=True)
         if patched is not None:
-            after = node_metadata(metadata_from_node(patched))
-            break
+            return steps, node_metadata(metadata_from_node(patched)), node
         if attempt == attempts:
-            module.fail_json(
-                msg=f"Could not patch {where}: it changed under us (409 Conflict) {attempts} times in a row",
-                status=409,
-            )
+            why = f"it changed under us (409 Conflict) {attempts} times in a row"
+            module.fail_json(msg=f"Could not patch {nodes.where}: {why}", status=409)
+    raise AssertionError("unreachable: the last attempt returns or fails")  # pragma: no cover
 
+
+def main() -> None:
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    p = module.params
+    name = p["name"]
+    if errors := desired_errors(p["labels"], p["taints"]):
+        module.fail_json(msg=f"Invalid labels or taints for node {name}: " + "; ".join(errors), errors=errors)
+    nodes = _NodeApi(module)
+    steps, after, node = _reconcile(module, nodes)
     result: dict[str, Any] = {
         "changed": steps.changed,
         "node": name,
@@ -278,7 +294,7 @@ def main() -> None:
     diff: dict[str, Any] = {"before_header": f"node/{name}", "after_header": f"node/{name}"}
     diff.update(before=steps.before, after=steps.after)
     if p["condition"]:
-        status = _sync_condition(module, call, api, node)
+        status = _sync_condition(module, nodes, node)
         result["changed"] = steps.changed or status.changed
         result["condition"] = status.condition
         diff.update(
@@ -290,7 +306,7 @@ def main() -> None:
     module.exit_json(**result)
 
 
-def _sync_condition(module: AnsibleModule, call: Any, api: Any, node: dict[str, Any]) -> ConditionPlan:
+def _sync_condition(module: AnsibleModule, nodes: _NodeApi, node: dict[str, Any]) -> ConditionPlan:
     """Plan GpurackValidated on the Node as read, and patch the status subresource unless check mode.
 
     The patch carries only our condition: conditions merge by type, so the kubelet's stay.
@@ -299,7 +315,7 @@ def _sync_condition(module: AnsibleModule, call: Any, api: Any, node: dict[str, 
     now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")  # noqa: UP017 - modules keep 3.9 syntax
     status = plan_condition(conditions_from_node(node), p["validation"], p["validation_reason"], now)
     if status.changed and not module.check_mode:
-        call("patch the status of", api.patch_node_status, status.patch)
+        nodes.call("patch the status of", nodes.api.patch_node_status, status.patch)
     return status
 
 

@@ -117,6 +117,8 @@ bytes_uploaded:
 """
 
 
+from typing import Any
+
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.object_store import (
     Client,
@@ -128,30 +130,43 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.object_store imp
     tenant_plan,
 )
 
+ARGUMENT_SPEC: dict[str, Any] = {
+    "endpoint": {"type": "str", "required": True},
+    "region": {"type": "str", "default": "us-east-1"},
+    "admin_access_key": {"type": "str", "required": True, "no_log": True},
+    "admin_secret_key": {"type": "str", "required": True, "no_log": True},
+    "access_key": {"type": "str", "required": True, "no_log": False},
+    "secret_key": {"type": "str", "required": True, "no_log": True},
+    "bucket": {"type": "str", "required": True},
+    "seed": {
+        "type": "list",
+        "elements": "dict",
+        "default": [],
+        "options": {
+            "src": {"type": "path", "required": True},
+            "key": {"type": "str", "required": True, "no_log": False},
+        },
+    },
+    "timeout": {"type": "int", "default": 60},
+}
+
+
+def _apply(admin: Client, steps: list[str], bucket: str, access: str, secret: str) -> None:
+    """Carry out the tenant plan's steps with the admin account."""
+    for step in steps:
+        if step == "create-user":
+            admin.create_user(access, secret)
+        elif step == "update-user":
+            admin.update_user(access, secret)
+        elif step == "create-bucket":
+            admin.create_bucket(bucket)
+            admin.change_bucket_owner(bucket, access)
+        else:
+            admin.change_bucket_owner(bucket, access)
+
 
 def main() -> None:
-    module = AnsibleModule(
-        argument_spec={
-            "endpoint": {"type": "str", "required": True},
-            "region": {"type": "str", "default": "us-east-1"},
-            "admin_access_key": {"type": "str", "required": True, "no_log": True},
-            "admin_secret_key": {"type": "str", "required": True, "no_log": True},
-            "access_key": {"type": "str", "required": True, "no_log": False},
-            "secret_key": {"type": "str", "required": True, "no_log": True},
-            "bucket": {"type": "str", "required": True},
-            "seed": {
-                "type": "list",
-                "elements": "dict",
-                "default": [],
-                "options": {
-                    "src": {"type": "path", "required": True},
-                    "key": {"type": "str", "required": True, "no_log": False},
-                },
-            },
-            "timeout": {"type": "int", "default": 60},
-        },
-        supports_check_mode=True,
-    )
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     p = module.params
     entries = [{"src": str(e["src"]), "key": str(e["key"])} for e in p["seed"]]
     try:
@@ -166,24 +181,13 @@ def main() -> None:
     try:
         steps = tenant_plan(admin.list_users(), admin.bucket_owners(), access, p["secret_key"], bucket)
         if not module.check_mode:
-            for step in steps:
-                if step == "create-user":
-                    admin.create_user(access, p["secret_key"])
-                elif step == "update-user":
-                    admin.update_user(access, p["secret_key"])
-                elif step == "create-bucket":
-                    admin.create_bucket(bucket)
-                    admin.change_bucket_owner(bucket, access)
-                else:
-                    admin.change_bucket_owner(bucket, access)
+            _apply(admin, steps, bucket, access, p["secret_key"])
         # A bucket that does not exist yet (check mode) holds nothing.
         reader = admin if module.check_mode and steps else team
         for f in files:
             md5, sha, size = file_digests(f.path)
-            head = (
-                None if "create-bucket" in steps and module.check_mode else reader.head_object(bucket, f.key)
-            )
-            if etag_matches(head, md5, size):
+            new_bucket = "create-bucket" in steps and module.check_mode
+            if etag_matches(None if new_bucket else reader.head_object(bucket, f.key), md5, size):
                 continue
             if not module.check_mode:
                 team.put_file(bucket, f.key, f.path, sha, size)

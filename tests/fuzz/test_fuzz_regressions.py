@@ -15,8 +15,10 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.capture im
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_pci_scan import sysfs_int
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_smi import (
-    parse_nvidia_smi_text,
     parse_nvidia_smi_xml,
+)
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_smi_text import (
+    parse_nvidia_smi_text,
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_topology import (
     parse_nvlink_status,

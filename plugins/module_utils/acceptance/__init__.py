@@ -15,6 +15,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance.job i
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance.job import objects as job_objects
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance.observe import (
     GPU_RESOURCES,
+    Observed,
     api_time,
     assigned_pool,
     observed,
@@ -28,7 +29,6 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance.setti
     read as read_settings,
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance.table import (
-    Observed,
     accepted_units,
     rows,
 )

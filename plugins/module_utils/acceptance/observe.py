@@ -1,6 +1,6 @@
 # Copyright: (c) 2026, gpurack maintainers
 # Apache License 2.0 (see LICENSE)
-"""From what the acceptance role read in the cluster to `rows.Observed`'s mapping.
+"""From what the acceptance role read in the cluster to `Observed`, what one run saw.
 
 The role gathers plain API objects (the Workload, its Events, the Job, its pods and their
 nodes) and the rank-0 pods' logs; this reads the figures out of them:
@@ -18,6 +18,7 @@ nodes) and the rank-0 pods' logs; this reads the figures out of them:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -101,8 +102,18 @@ def _restore_s(deleted_at: datetime | None, report: trainer_log.TrainerReport) -
     return None
 
 
+def _nodes_used(pods: Sequence[Mapping[str, Any]], nodes: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The labels of each node a pod of the run was scheduled on, by node name."""
+    used = {str((p.get("spec") or {}).get("nodeName")) for p in pods if (p.get("spec") or {}).get("nodeName")}
+    return {
+        str(n["metadata"]["name"]): dict(n["metadata"].get("labels") or {})
+        for n in nodes
+        if n["metadata"]["name"] in used
+    }
+
+
 def observed(raw: Mapping[str, Any]) -> dict[str, Any]:
-    """`rows.Observed`'s mapping from the role's raw read of the cluster."""
+    """`Observed`'s mapping from the role's raw read of the cluster."""
     workload = raw.get("workload") or {}
     job = raw.get("job") or {}
     pods = list(raw.get("pods") or [])
@@ -118,14 +129,7 @@ def observed(raw: Mapping[str, Any]) -> dict[str, Any]:
     deleted_at = api_time(deleted.get("at"))
     finished = api_time(job.get("status", {}).get("completionTime")) or api_time(raw.get("finished"))
     started = admitted_at or api_time(raw.get("submitted")) or finished or datetime.now(UTC)
-    node_names = {
-        str((p.get("spec") or {}).get("nodeName")) for p in pods if (p.get("spec") or {}).get("nodeName")
-    }
-    nodes = {
-        str(n["metadata"]["name"]): dict(n["metadata"].get("labels") or {})
-        for n in raw.get("nodes") or []
-        if n["metadata"]["name"] in node_names
-    }
+    nodes = _nodes_used(pods, raw.get("nodes") or [])
     pool = assigned_pool(workload) or str(raw.get("pool") or "")
     prices = raw.get("prices") or {}
     return {
@@ -152,3 +156,71 @@ def observed(raw: Mapping[str, Any]) -> dict[str, Any]:
         # why the Job failed.
         "failure": "; ".join(filter(None, (str(raw.get("failure") or ""), _failure(job, pods)))),
     }
+
+
+@dataclass(frozen=True)
+class Observed:
+    """What one acceptance run saw. Times are timezone-aware; figures in seconds."""
+
+    team: str
+    queue: str
+    pool: str
+    pods: int
+    gpus_per_pod: int
+    started: datetime
+    finished: datetime
+    admitted: bool
+    queue_wait_s: float | None
+    queue_reason: str
+    trainer: trainer_log.TrainerReport
+    deleted_at_step: int | None = None  # the last step seen before the pod was deleted
+    restore_s: float | None = None  # pod deleted -> the trainer training again
+    nodes: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    storage: Mapping[str, str] = field(default_factory=dict)  # endpoint, bucket
+    gpu_hour: float | None = None  # the pool's price
+    monthly: Mapping[str, float] = field(default_factory=dict)
+    currency: str = ""
+    job_failed: bool = False
+    failure: str = ""
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any]) -> Observed:
+        """Read the role's mapping (times as ISO 8601 text, the trainer's log as lines).
+
+        Raises:
+            ValueError: a required key is missing or a time is not ISO 8601.
+        """
+        missing = [k for k in ("team", "queue", "started", "finished") if not data.get(k)]
+        if missing:
+            raise ValueError(f"acceptance observations lack {', '.join(missing)}")
+
+        def number(key: str) -> float | None:
+            value = data.get(key)
+            return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+        at_step = data.get("deleted_at_step")
+        return cls(
+            team=str(data["team"]),
+            queue=str(data["queue"]),
+            pool=str(data.get("pool") or ""),
+            pods=int(data.get("pods") or 1),
+            gpus_per_pod=int(data.get("gpus_per_pod") or 0),
+            started=datetime.fromisoformat(str(data["started"])),
+            finished=datetime.fromisoformat(str(data["finished"])),
+            admitted=bool(data.get("admitted")),
+            queue_wait_s=number("queue_wait_s"),
+            queue_reason=str(data.get("queue_reason") or ""),
+            trainer=trainer_log.read(str(line) for line in data.get("trainer_log") or ()),
+            deleted_at_step=int(at_step) if isinstance(at_step, int) else None,
+            restore_s=number("restore_s"),
+            nodes={
+                str(n): {str(k): str(v) for k, v in (labels or {}).items()}
+                for n, labels in (data.get("nodes") or {}).items()
+            },
+            storage={str(k): str(v) for k, v in (data.get("storage") or {}).items()},
+            gpu_hour=number("gpu_hour"),
+            monthly={str(k): float(v) for k, v in (data.get("monthly") or {}).items()},
+            currency=str(data.get("currency") or ""),
+            job_failed=bool(data.get("job_failed")),
+            failure=str(data.get("failure") or ""),
+        )

@@ -20,11 +20,11 @@ acceptance role: Kueue's Workload, the pods, the nodes and the trainer's log.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass
 from typing import Any
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance import trainer_log
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance.observe import Observed
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance.settings import AT_MOST, Settings
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.cost.model import (
     Allocation,
@@ -46,74 +46,6 @@ NODE_LABELS: Mapping[str, tuple[str, ...]] = {
     "pool": ("gpurack.io/pool", "gpurack.io/workload"),
 }
 REQUIRED_LABELS = ("gpurack.io/pool", "gpurack.io/accelerator")
-
-
-@dataclass(frozen=True)
-class Observed:
-    """What one acceptance run saw. Times are timezone-aware; figures in seconds."""
-
-    team: str
-    queue: str
-    pool: str
-    pods: int
-    gpus_per_pod: int
-    started: datetime
-    finished: datetime
-    admitted: bool
-    queue_wait_s: float | None
-    queue_reason: str
-    trainer: trainer_log.TrainerReport
-    deleted_at_step: int | None = None  # the last step seen before the pod was deleted
-    restore_s: float | None = None  # pod deleted -> the trainer training again
-    nodes: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
-    storage: Mapping[str, str] = field(default_factory=dict)  # endpoint, bucket
-    gpu_hour: float | None = None  # the pool's price
-    monthly: Mapping[str, float] = field(default_factory=dict)
-    currency: str = ""
-    job_failed: bool = False
-    failure: str = ""
-
-    @classmethod
-    def from_mapping(cls, data: Mapping[str, Any]) -> Observed:
-        """Read the role's mapping (times as ISO 8601 text, the trainer's log as lines).
-
-        Raises:
-            ValueError: a required key is missing or a time is not ISO 8601.
-        """
-        missing = [k for k in ("team", "queue", "started", "finished") if not data.get(k)]
-        if missing:
-            raise ValueError(f"acceptance observations lack {', '.join(missing)}")
-
-        def number(key: str) -> float | None:
-            value = data.get(key)
-            return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-        at_step = data.get("deleted_at_step")
-        return cls(
-            team=str(data["team"]),
-            queue=str(data["queue"]),
-            pool=str(data.get("pool") or ""),
-            pods=int(data.get("pods") or 1),
-            gpus_per_pod=int(data.get("gpus_per_pod") or 0),
-            started=datetime.fromisoformat(str(data["started"])),
-            finished=datetime.fromisoformat(str(data["finished"])),
-            admitted=bool(data.get("admitted")),
-            queue_wait_s=number("queue_wait_s"),
-            queue_reason=str(data.get("queue_reason") or ""),
-            trainer=trainer_log.read(str(line) for line in data.get("trainer_log") or ()),
-            deleted_at_step=int(at_step) if isinstance(at_step, int) else None,
-            restore_s=number("restore_s"),
-            nodes={
-                str(n): {str(k): str(v) for k, v in (labels or {}).items()}
-                for n, labels in (data.get("nodes") or {}).items()
-            },
-            storage={str(k): str(v) for k, v in (data.get("storage") or {}).items()},
-            gpu_hour=number("gpu_hour"),
-            monthly={str(k): float(v) for k, v in (data.get("monthly") or {}).items()},
-            currency=str(data.get("currency") or ""),
-            job_failed=bool(data.get("job_failed")),
-            failure=str(data.get("failure") or ""),
-        )
 
 
 def _limit(settings: Settings, name: str, value: float) -> tuple[bool, str | None]:

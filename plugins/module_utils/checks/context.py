@@ -16,7 +16,9 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.nic import
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.numa import NumaFactsView
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.nvme import NvmeFactsView
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.os import OsFactsView
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.pci import PciFactsView
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.pci_views import (
+    PciFactsView,
+)
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.results.model import CheckResult
 
 _GPU_SOURCES = {

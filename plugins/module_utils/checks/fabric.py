@@ -15,9 +15,9 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.context i
     per_gpu,
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.expect import ExpectKey
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.gpu import WARN_FLOOR
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.registry import (
     EXPECT,
+    WARN_FLOOR,
     CheckSpec,
     check,
     measured,

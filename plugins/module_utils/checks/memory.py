@@ -12,8 +12,8 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.context i
     field,
     per_gpu,
 )
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.gpu import WARN_FLOOR
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.registry import (
+    WARN_FLOOR,
     CheckSpec,
     check,
     measured,

@@ -18,9 +18,9 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.context i
     per_gpu,
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.expect import ExpectKey
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.gpu import WARN_FLOOR
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.registry import (
     EXPECT,
+    WARN_FLOOR,
     CheckSpec,
     check,
     measured,
@@ -29,7 +29,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.registry 
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_model_type import pcie_ceiling_gbps
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_views import GpuView
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.pci import (
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.pci_views import (
     PciDeviceView,
     PciFactsView,
 )

@@ -31,6 +31,8 @@ TIERS: tuple[Tier, ...] = ("quick", "standard", "burn-in")
 COMPONENTS: tuple[str, ...] = ("gpu", "pcie", "memory", "fabric", "os", "storage")
 
 EXPECT = "gpurack_expect"
+# Below this share of its limit a measured check fails (each sets its own pass share).
+WARN_FLOOR = 0.60
 MODEL_TABLE = "GPU model table (docs/labels.md), from the model's datasheet; thresholds below"
 
 
@@ -67,7 +69,8 @@ FUNCTIONS: dict[str, CheckFn] = {}
 
 
 def _component_of(module: str) -> str:
-    return module.rsplit(".", 1)[-1]
+    """The module or package directly below checks/ (checks.gpu.health -> gpu)."""
+    return module.split(".checks.", 1)[-1].split(".", 1)[0]
 
 
 def register(entry: CheckSpec, module: str) -> CheckSpec:

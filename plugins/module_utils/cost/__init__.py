@@ -14,6 +14,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.cost.inputs impo
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.cost.model import (
     Allocation,
     Baseline,
+    BaselineComparison,
     Cost,
     CostError,
     Outcome,
@@ -27,6 +28,7 @@ __all__ = [
     "SITE_VARIABLE",
     "Allocation",
     "Baseline",
+    "BaselineComparison",
     "Cost",
     "CostError",
     "Outcome",

@@ -48,7 +48,12 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.os import 
     XidEventView,
     gather_os,
 )
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.pci import PciFactsView, gather_pci
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.pci import (
+    gather_pci,
+)
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.pci_views import (
+    PciFactsView,
+)
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.runner import make_runner, warn_about
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.source import (
     CaptureError,

@@ -22,8 +22,10 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_smi im
     CMD_XML,
     SRC_TEXT,
     SRC_XML,
-    parse_nvidia_smi_text,
     parse_nvidia_smi_xml,
+)
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_smi_text import (
+    parse_nvidia_smi_text,
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_topology import (
     CMD_NVLINK,

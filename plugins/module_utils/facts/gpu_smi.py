@@ -20,7 +20,6 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_values
     device_id,
     known,
     normalize_bus_id,
-    snake,
     to_bool,
     to_int,
 )
@@ -36,14 +35,11 @@ SRC_TEXT = "nvidia-smi -q"
 _FABRIC_REGISTERED = frozenset({"Completed", "In Progress"})
 
 # XML tag suffixes whose text (`nvidia-smi -q`) spelling differs; both forms end up the same.
-_REASON_ALIASES = {"gpu_idle": "idle", "display_clocks_setting": "display_clock_setting"}
-
-_TEXT_KV = re.compile(r"^(?P<indent> *)(?P<key>\S.*?)\s+:(?: (?P<value>.*))?$")
-_TEXT_GPU = re.compile(r"^GPU (?P<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s*$")
+REASON_ALIASES = {"gpu_idle": "idle", "display_clocks_setting": "display_clock_setting"}
 
 # One GPU, read from either nvidia-smi format: field -> raw string (None when absent), plus
 # the leaves of the ECC error counters and the clocks event reasons.
-_Raw = dict[str, Any]
+Raw = dict[str, Any]
 
 
 # ---------------------------------------------------------------------------------------
@@ -83,7 +79,7 @@ def _count(value: str | None, source: str, what: str) -> int | None:
     return plausible.counter(to_int(value, source, what), source, what)
 
 
-def _pcie(raw: _Raw, where: str) -> dict[str, int | None]:
+def _pcie(raw: Raw, where: str) -> dict[str, int | None]:
     """The GPU's PCIe link; `gen_max` is the lower of the device's and the host slot's maximum."""
     gens = {
         key: plausible.pcie_gen(to_int(raw.get(key), where, what), where, what)
@@ -103,9 +99,21 @@ def _pcie(raw: _Raw, where: str) -> dict[str, int | None]:
     return {**gens, **widths}
 
 
-def _build_gpu(index: int, raw: _Raw, source: str) -> dict[str, Any]:
-    """One `gpus[]` entry of the schema from the raw fields of either nvidia-smi format."""
-    where = f"{source}: GPU {raw.get('bus_id') or index}"
+def _remapped_rows(remapped: dict[str, Any] | None, where: str) -> dict[str, Any] | None:
+    """The row-remapper's counters and flags; None when nvidia-smi reports none of them."""
+    if remapped is None:
+        return None
+    rows = {
+        "correctable": _count(remapped.get("correctable"), where, "remapped rows correctable"),
+        "uncorrectable": _count(remapped.get("uncorrectable"), where, "remapped rows uncorrectable"),
+        "pending": to_bool(remapped.get("pending"), where, "remapped rows pending"),
+        "failure": to_bool(remapped.get("failure"), where, "remapped rows failure"),
+    }
+    return None if all(v is None for v in rows.values()) else rows
+
+
+def _require(raw: Raw, where: str) -> None:
+    """Refuse a GPU section without the fields every GPU has (a truncated or foreign output)."""
     if known(raw.get("name")) is None:
         raise FactsError(f"{where} has no Product Name (truncated or not nvidia-smi -q output?)")
     if known(raw.get("uuid")) is None:
@@ -113,19 +121,12 @@ def _build_gpu(index: int, raw: _Raw, source: str) -> dict[str, Any]:
     if raw.get("memory_total") is None:
         raise FactsError(f"{where} has no FB Memory Usage total (truncated output?)")
 
-    ecc_leaves: dict[str, list[tuple[str, str]]] = raw["ecc_leaves"]
-    remapped = raw["remapped"]
-    remapped_rows: dict[str, Any] | None = None
-    if remapped is not None:
-        remapped_rows = {
-            "correctable": _count(remapped.get("correctable"), where, "remapped rows correctable"),
-            "uncorrectable": _count(remapped.get("uncorrectable"), where, "remapped rows uncorrectable"),
-            "pending": to_bool(remapped.get("pending"), where, "remapped rows pending"),
-            "failure": to_bool(remapped.get("failure"), where, "remapped rows failure"),
-        }
-        if all(v is None for v in remapped_rows.values()):
-            remapped_rows = None
 
+def _build_gpu(index: int, raw: Raw, source: str) -> dict[str, Any]:
+    """One `gpus[]` entry of the schema from the raw fields of either nvidia-smi format."""
+    where = f"{source}: GPU {raw.get('bus_id') or index}"
+    _require(raw, where)
+    ecc_leaves: dict[str, list[tuple[str, str]]] = raw["ecc_leaves"]
     reasons: list[tuple[str, str]] = raw["reasons"]
     bus_id = known(raw.get("bus_id"))
     return {
@@ -154,7 +155,7 @@ def _build_gpu(index: int, raw: _Raw, source: str) -> dict[str, Any]:
             for scope in ("volatile", "aggregate")
             for kind in ("corrected", "uncorrected")
         },
-        "remapped_rows": remapped_rows,
+        "remapped_rows": _remapped_rows(raw["remapped"], where),
         "retired_pages": {
             "single_bit": _count(raw.get("retired_single"), where, "retired pages single bit"),
             "double_bit": _count(raw.get("retired_double"), where, "retired pages double bit"),
@@ -170,8 +171,8 @@ def _build_gpu(index: int, raw: _Raw, source: str) -> dict[str, Any]:
     }
 
 
-def _finish(
-    driver: str | None, cuda: str | None, attached: str | None, raws: list[_Raw], source: str
+def finish_gpus(
+    driver: str | None, cuda: str | None, attached: str | None, raws: list[Raw], source: str
 ) -> dict[str, Any]:
     count = plausible.counter(to_int(attached, source, "Attached GPUs"), source, "Attached GPUs")
     if count is not None and count != len(raws):
@@ -244,8 +245,8 @@ def _xml_leaves(element: ET.Element, prefix: str = "", depth: int = 0) -> list[t
     return leaves
 
 
-def _xml_raw(gpu: ET.Element) -> _Raw:
-    raw: _Raw = {field: gpu.findtext(path) for field, path in _XML_FIELDS.items()}
+def _xml_raw(gpu: ET.Element) -> Raw:
+    raw: Raw = {field: gpu.findtext(path) for field, path in _XML_FIELDS.items()}
     if raw["bus_id"] is None:
         raw["bus_id"] = gpu.get("id")
     pending = gpu.findtext("retired_pages/pending_blacklist")
@@ -267,7 +268,7 @@ def _xml_raw(gpu: ET.Element) -> _Raw:
     raw["reasons"] = []
     for child in reasons if reasons is not None else []:
         name = re.sub(r"^clocks_(?:event|throttle)_reason_", "", child.tag)
-        raw["reasons"].append((_REASON_ALIASES.get(name, name), (child.text or "").strip()))
+        raw["reasons"].append((REASON_ALIASES.get(name, name), (child.text or "").strip()))
     return raw
 
 
@@ -285,130 +286,10 @@ def parse_nvidia_smi_xml(text: str) -> dict[str, Any]:
     if root.tag != "nvidia_smi_log":
         raise FactsError(f"{SRC_XML}: root element is <{root.tag}>, expected <nvidia_smi_log>")
     raws = [_xml_raw(gpu) for gpu in root.findall("gpu")]
-    return _finish(
+    return finish_gpus(
         root.findtext("driver_version"),
         root.findtext("cuda_version"),
         root.findtext("attached_gpus"),
         raws,
         SRC_XML,
-    )
-
-
-# ---------------------------------------------------------------------------------------
-# nvidia-smi -q (text)
-
-_TEXT_FIELDS: dict[str, tuple[str, ...]] = {
-    "name": ("Product Name",),
-    "architecture": ("Product Architecture",),
-    "uuid": ("GPU UUID",),
-    "serial": ("Serial Number",),
-    "bus_id": ("PCI", "Bus Id"),
-    "pci_device_id": ("PCI", "Device Id"),
-    "vbios": ("VBIOS Version",),
-    "memory_total": ("FB Memory Usage", "Total"),
-    "gen_current": ("PCI", "GPU Link Info", "PCIe Generation", "Current"),
-    "gen_max": ("PCI", "GPU Link Info", "PCIe Generation", "Max"),
-    "gen_max_device": ("PCI", "GPU Link Info", "PCIe Generation", "Device Max"),
-    "gen_max_host": ("PCI", "GPU Link Info", "PCIe Generation", "Host Max"),
-    "width_current": ("PCI", "GPU Link Info", "Link Width", "Current"),
-    "width_max": ("PCI", "GPU Link Info", "Link Width", "Max"),
-    "replays": ("PCI", "Replays Since Reset"),
-    "replay_rollovers": ("PCI", "Replay Number Rollovers"),
-    "persistence": ("Persistence Mode",),
-    "mig": ("MIG Mode", "Current"),
-    "mig_pending": ("MIG Mode", "Pending"),
-    "ecc": ("ECC Mode", "Current"),
-    "retired_single": ("Retired Pages", "Single Bit ECC"),
-    "retired_double": ("Retired Pages", "Double Bit ECC"),
-    "retired_pending": ("Retired Pages", "Pending Page Blacklist"),
-    "recovery_action": ("GPU Recovery Action",),
-    "fabric_state": ("Fabric", "State"),
-}
-_TEXT_REMAPPED = {
-    "correctable": "Correctable Error",
-    "uncorrectable": "Uncorrectable Error",
-    "pending": "Pending",
-    "failure": "Remapping Failure Occurred",
-}
-
-_Section = dict[tuple[str, ...], str]
-
-
-def _text_raw(bus: str, section: _Section) -> _Raw:
-    raw: _Raw = {field: section.get(path) for field, path in _TEXT_FIELDS.items()}
-    if raw["bus_id"] is None:
-        raw["bus_id"] = bus
-    if raw["retired_pending"] is None:
-        raw["retired_pending"] = section.get(("Retired Pages", "Pending"))
-
-    # "Remapped Rows : N/A" (no children) on GPUs without row remapping: _build_gpu -> null.
-    raw["remapped"] = {key: section.get(("Remapped Rows", name)) for key, name in _TEXT_REMAPPED.items()}
-
-    raw["ecc_leaves"] = {
-        scope: [
-            ("/".join(snake(p) for p in path[2:]), value)
-            for path, value in section.items()
-            if len(path) > 2 and path[:2] == ("ECC Errors", scope.capitalize())
-        ]
-        for scope in ("volatile", "aggregate")
-    }
-    reasons_key = "Clocks Event Reasons"
-    if not any(p[0] == reasons_key for p in section):
-        reasons_key = "Clocks Throttle Reasons"  # drivers before 530
-    raw["reasons"] = [
-        (snake(path[-1]), value)
-        for path, value in section.items()
-        if len(path) > 1 and path[0] == reasons_key
-    ]
-    return raw
-
-
-def parse_nvidia_smi_text(text: str) -> dict[str, Any]:
-    """`nvidia-smi -q` (as printed or pasted) -> the same dict as `parse_nvidia_smi_xml`.
-
-    Raises:
-        FactsError: a line does not parse, a GPU section lacks its Product Name, or there
-            are fewer GPU sections than 'Attached GPUs' says (truncated paste).
-    """
-    refuse_long_numbers(text, SRC_TEXT)
-    header: dict[str, str] = {}
-    sections: list[tuple[str, _Section]] = []
-    stack: list[str] = []
-    for number, raw_line in enumerate(text.splitlines(), start=1):
-        line = raw_line.rstrip()
-        if not line.strip() or line.lstrip().startswith("====="):
-            continue
-        if gpu := _TEXT_GPU.match(line):
-            sections.append((gpu.group("bus"), {}))
-            stack = []
-            continue
-        match = _TEXT_KV.match(line)
-        indent = len(line) - len(line.lstrip(" "))
-        # Section headers ("    PCI") carry no value; their children are indented 4 more.
-        key, value = (match.group("key"), match.group("value") or "") if match else (line.strip(), None)
-        depth = indent // 4
-        if depth == 0:
-            if value is None:
-                raise FactsError(
-                    f"{SRC_TEXT}: line {number} is neither 'Key : value' nor 'GPU <bus id>': "
-                    f"{line.strip()!r} (not nvidia-smi -q output?)"
-                )
-            if sections:
-                raise FactsError(f"{SRC_TEXT}: line {number} is not indented under its GPU section: {line!r}")
-            header[key] = value
-            continue
-        if not sections:
-            raise FactsError(f"{SRC_TEXT}: line {number} is indented but no 'GPU <bus id>' line came before")
-        stack = [*stack[: depth - 1], key]
-        if len(stack) != depth:
-            raise FactsError(f"{SRC_TEXT}: line {number} is indented deeper than its section: {line!r}")
-        # First wins: repeated keys only occur in the process list, which facts do not use.
-        sections[-1][1].setdefault(tuple(stack), value or "")
-    if not sections and "Attached GPUs" not in header:
-        raise FactsError(
-            f"{SRC_TEXT}: no 'Attached GPUs' line and no GPU sections (not nvidia-smi -q output?)"
-        )
-    raws = [_text_raw(bus, section) for bus, section in sections]
-    return _finish(
-        header.get("Driver Version"), header.get("CUDA Version"), header.get("Attached GPUs"), raws, SRC_TEXT
     )

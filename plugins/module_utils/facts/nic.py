@@ -192,6 +192,12 @@ def parse_ibstat(text: str) -> list[dict[str, Any]]:
         else:
             _set_ca_value(ca, key, value)
     close_port()
+    _check_port_counts(cas)
+    return cas
+
+
+def _check_port_counts(cas: list[dict[str, Any]]) -> None:
+    """Refuse a CA without ports, or with fewer or more than its 'Number of ports' says."""
     for entry in cas:
         if not entry["ports"]:
             raise FactsError(f"ibstat: CA '{entry['device']}' lists no ports (output truncated?)")
@@ -200,7 +206,6 @@ def parse_ibstat(text: str) -> list[dict[str, Any]]:
                 f"ibstat: CA '{entry['device']}' says 'Number of ports: {entry['num_ports']}' "
                 f"but {len(entry['ports'])} port sections"
             )
-    return cas
 
 
 def _strip(text: str | None) -> str | None:

@@ -188,6 +188,33 @@ def _modules(source: Source, sources: list[str]) -> dict[str, bool | None]:
     return {m: bool(source.listdir(f"sys/module/{m}")) for m in MODULES}
 
 
+def _kernel(source: Source, sources: list[str]) -> str | None:
+    """The running kernel's release, from uname or /proc; the source used is appended to `sources`."""
+    uname = source.run(UNAME_ARGV)
+    if uname.rc == 0:
+        sources.append("uname -a")
+        return parse_uname(uname.stdout)
+    if (release := source.read("proc/sys/kernel/osrelease")) is not None and release.strip():
+        sources.append("proc/sys/kernel/osrelease")
+        return release.strip()
+    return None
+
+
+def _distribution(source: Source, sources: list[str]) -> dict[str, Any] | None:
+    """ID, VERSION_ID and PRETTY_NAME of the first os-release file found."""
+    for path in OS_RELEASE_PATHS:
+        text = source.read(path)
+        if text is not None:
+            values = parse_os_release(text)
+            sources.append(path)
+            return {
+                "id": values.get("ID") or None,
+                "version_id": values.get("VERSION_ID") or None,
+                "pretty_name": values.get("PRETTY_NAME") or None,
+            }
+    return None
+
+
 def gather_os(source: Source) -> dict[str, Any]:
     """`gpurack_os` for one node.
 
@@ -195,28 +222,8 @@ def gather_os(source: Source) -> dict[str, Any]:
         FactsError: uname, mokutil, lsmod or the kernel log is malformed.
     """
     sources: list[str] = []
-    kernel: str | None = None
-    uname = source.run(UNAME_ARGV)
-    if uname.rc == 0:
-        kernel = parse_uname(uname.stdout)
-        sources.append("uname -a")
-    elif (release := source.read("proc/sys/kernel/osrelease")) is not None and release.strip():
-        kernel = release.strip()
-        sources.append("proc/sys/kernel/osrelease")
-
-    distribution: dict[str, Any] | None = None
-    for path in OS_RELEASE_PATHS:
-        text = source.read(path)
-        if text is not None:
-            values = parse_os_release(text)
-            distribution = {
-                "id": values.get("ID") or None,
-                "version_id": values.get("VERSION_ID") or None,
-                "pretty_name": values.get("PRETTY_NAME") or None,
-            }
-            sources.append(path)
-            break
-
+    kernel = _kernel(source, sources)
+    distribution = _distribution(source, sources)
     cgroup = _cgroup_version(source)
     if cgroup is not None:
         sources.append("sys/fs/cgroup")

@@ -12,10 +12,12 @@ from __future__ import annotations
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.labels.derive import (
     PREFIX,
     LabelError,
+    accelerator_label,
     label_errors,
     node_labels,
     pool_errors,
     pool_taints,
+    topology_label,
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.labels.sharing import (
     SharingError,
@@ -26,9 +28,11 @@ __all__ = [
     "PREFIX",
     "LabelError",
     "SharingError",
+    "accelerator_label",
     "label_errors",
     "node_labels",
     "pool_errors",
     "pool_gpu_resources",
     "pool_taints",
+    "topology_label",
 ]

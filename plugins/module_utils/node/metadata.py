@@ -229,47 +229,12 @@ def plan(
     node = node_metadata(current)
     labels = {str(k): str(v) for k, v in desired_labels.items()}
     taints = [normalise_taint(t) for t in desired_taints]
-
-    owned_labels = {k for k in node.labels if k.startswith(PREFIX)} | _listed(
-        node.annotations, MANAGED_LABELS
-    )
-    label_patch: dict[str, str | None] = {
-        k: None for k in sorted(owned_labels - labels.keys()) if k in node.labels
-    }
-    label_patch.update({k: v for k, v in labels.items() if node.labels.get(k) != v})
-
-    # Claiming a key claims every taint with it, so a foreign taint with the same key and
-    # another effect goes now rather than on the next run (idempotence).
-    owned_taints = (
-        {t["key"] for t in node.taints if t["key"].startswith(PREFIX)}
-        | _listed(node.annotations, MANAGED_TAINTS)
-        | {t["key"] for t in taints}
-    ) - {_VALIDATING_KEY}
-    new_taints = _plan_taints(node.taints, taints, owned_taints, validation)
-    taints_changed = len(new_taints) != len(node.taints) or not all(
-        _same(a, b) for a, b in zip(new_taints, node.taints, strict=False)
-    )
-
-    wanted_annotations: dict[str, str | None] = {
-        MANAGED_LABELS: ",".join(sorted(k for k in labels if not k.startswith(PREFIX))) or None,
-        MANAGED_TAINTS: ",".join(sorted({t["key"] for t in taints if not t["key"].startswith(PREFIX)}))
-        or None,
-    }
-    if validation == "pass":
-        wanted_annotations[VALIDATION_FAILED] = None
-    elif validation == "fail":
-        wanted_annotations[VALIDATION_FAILED] = reason_text(reason)
-    annotation_patch = {
-        k: v
-        for k, v in wanted_annotations.items()
-        if node.annotations.get(k) != v and (v is not None or k in node.annotations)
-    }
+    owned_labels, label_patch = _label_patch(node, labels)
+    owned_taints, new_taints, taints_changed = _taint_plan(node, taints, validation)
+    annotation_patch = _annotation_patch(node, labels, taints, validation, reason)
 
     patch: dict[str, Any] = {}
-    metadata = {
-        name: part for name, part in (("labels", label_patch), ("annotations", annotation_patch)) if part
-    }
-    if metadata:
+    if metadata := {k: v for k, v in (("labels", label_patch), ("annotations", annotation_patch)) if v}:
         patch["metadata"] = metadata
     if taints_changed:
         # The whole list: Node spec.taints is replaced, never merged, by a patch.
@@ -288,6 +253,52 @@ def plan(
         before=_view(node, label_keys, owned_taints),
         after=_view(result, label_keys, owned_taints),
     )
+
+
+def _label_patch(node: NodeMetadata, labels: dict[str, str]) -> tuple[set[str], dict[str, str | None]]:
+    """The label keys gpurack owns on the Node, and the patch (None removes) to the desired labels."""
+    owned = {k for k in node.labels if k.startswith(PREFIX)} | _listed(node.annotations, MANAGED_LABELS)
+    patch: dict[str, str | None] = {k: None for k in sorted(owned - labels.keys()) if k in node.labels}
+    patch.update({k: v for k, v in labels.items() if node.labels.get(k) != v})
+    return owned, patch
+
+
+def _taint_plan(
+    node: NodeMetadata, taints: list[dict[str, str]], validation: str
+) -> tuple[set[str], list[dict[str, str]], bool]:
+    """The taint keys gpurack owns, the Node's whole new taint list, and whether it changed."""
+    # Claiming a key claims every taint with it, so a foreign taint with the same key and
+    # another effect goes now rather than on the next run (idempotence).
+    owned = (
+        {t["key"] for t in node.taints if t["key"].startswith(PREFIX)}
+        | _listed(node.annotations, MANAGED_TAINTS)
+        | {t["key"] for t in taints}
+    ) - {_VALIDATING_KEY}
+    new = _plan_taints(node.taints, taints, owned, validation)
+    changed = len(new) != len(node.taints) or not all(
+        _same(a, b) for a, b in zip(new, node.taints, strict=False)
+    )
+    return owned, new, changed
+
+
+def _annotation_patch(
+    node: NodeMetadata, labels: dict[str, str], taints: list[dict[str, str]], validation: str, reason: str
+) -> dict[str, str | None]:
+    """The patch of gpurack's annotations: the foreign keys it manages and the failed validation's reason."""
+    wanted: dict[str, str | None] = {
+        MANAGED_LABELS: ",".join(sorted(k for k in labels if not k.startswith(PREFIX))) or None,
+        MANAGED_TAINTS: ",".join(sorted({t["key"] for t in taints if not t["key"].startswith(PREFIX)}))
+        or None,
+    }
+    if validation == "pass":
+        wanted[VALIDATION_FAILED] = None
+    elif validation == "fail":
+        wanted[VALIDATION_FAILED] = reason_text(reason)
+    return {
+        k: v
+        for k, v in wanted.items()
+        if node.annotations.get(k) != v and (v is not None or k in node.annotations)
+    }
 
 
 def _patched(current: Mapping[str, str], patch: Mapping[str, str | None]) -> dict[str, str]:

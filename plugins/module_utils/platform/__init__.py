@@ -15,8 +15,10 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.capacit
     pool_capacity,
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.gpu_operator import (
-    GpuOperatorInputError,
     gpu_operator_values,
+)
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.gpu_operator_inputs import (
+    GpuOperatorInputError,
     operator_hosts,
     operator_node_labels,
     settings_from_mapping,

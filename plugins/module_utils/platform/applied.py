@@ -74,26 +74,36 @@ def summarise(
             changed.append(name)
             found = outcome.get("diff") or {}
             if diff and isinstance(found, Mapping) and ("before" in found or "after" in found):
-                diffs.append(
-                    {
-                        "before_header": name,
-                        "after_header": name,
-                        "before": found.get("before") or {},
-                        "after": found.get("after") or {},
-                    }
-                )
+                diffs.append(_diff(name, found))
     out: dict[str, Any] = {"changed": bool(changed), "changed_objects": changed, "objects": len(objects)}
     if diffs:
         out["diff"] = diffs
+    out.update(_message(len(objects), changed, failed, check_mode))
+    return out
+
+
+def _diff(name: str, found: Mapping[str, Any]) -> dict[str, Any]:
+    """One object's --diff entry, headed by its name."""
+    return {
+        "before_header": name,
+        "after_header": name,
+        "before": found.get("before") or {},
+        "after": found.get("after") or {},
+    }
+
+
+def _message(count: int, changed: list[str], failed: list[str], check_mode: bool) -> dict[str, Any]:
+    """The result's msg (and failed, failed_objects when an object failed)."""
+    out: dict[str, Any] = {}
     if failed:
         out.update(
             failed=True,
             failed_objects=failed,
-            msg=f"{len(failed)} of {len(objects)} objects failed: " + "; ".join(failed),
+            msg=f"{len(failed)} of {count} objects failed: " + "; ".join(failed),
         )
     elif changed:
         verb = "would change" if check_mode else "changed"
-        out["msg"] = f"{verb} {len(changed)} of {len(objects)}: {', '.join(changed)}"
+        out["msg"] = f"{verb} {len(changed)} of {count}: {', '.join(changed)}"
     else:
-        out["msg"] = f"all {len(objects)} objects as wanted"
+        out["msg"] = f"all {count} objects as wanted"
     return out

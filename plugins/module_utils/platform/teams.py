@@ -75,16 +75,8 @@ def team_from(
         for key in ("borrowing_limit", "lending_limit")
     }
     found.extend(_lending_errors(where, quota, limits["lending_limit"]))
-    priority = entry.get("priority")
-    if priority is not None and (not isinstance(priority, str) or priority not in classes):
-        found.append(f"{where}: priority {priority!r} is not a priority class ({', '.join(sorted(classes))})")
-    pod_security = entry.get("pod_security", "restricted")
-    if pod_security not in POD_SECURITY:
-        found.append(f"{where}: pod_security must be one of {', '.join(POD_SECURITY)}, got {pod_security!r}")
+    priority, pod_security, claims = _scalars(where, entry, classes, found)
     storage = _quantity(f"{where}: storage", entry.get("storage", DEFAULT_STORAGE), found)
-    claims = entry.get("volume_claims", DEFAULT_VOLUME_CLAIMS)
-    if isinstance(claims, bool) or not isinstance(claims, int) or claims < 0:
-        found.append(f"{where}: volume_claims must be a count of 0 or more, got {claims!r}")
     request, limit = _container_defaults(where, entry.get("container_defaults") or {}, found)
     errors.extend(found)
     if found:
@@ -102,6 +94,22 @@ def team_from(
         container_request=request,
         container_limit=limit,
     )
+
+
+def _scalars(
+    where: str, entry: Mapping[str, Any], classes: set[str], found: list[str]
+) -> tuple[Any, Any, Any]:
+    """The team's priority class, pod security level and volume-claim count, each checked."""
+    priority = entry.get("priority")
+    if priority is not None and (not isinstance(priority, str) or priority not in classes):
+        found.append(f"{where}: priority {priority!r} is not a priority class ({', '.join(sorted(classes))})")
+    pod_security = entry.get("pod_security", "restricted")
+    if pod_security not in POD_SECURITY:
+        found.append(f"{where}: pod_security must be one of {', '.join(POD_SECURITY)}, got {pod_security!r}")
+    claims = entry.get("volume_claims", DEFAULT_VOLUME_CLAIMS)
+    if isinstance(claims, bool) or not isinstance(claims, int) or claims < 0:
+        found.append(f"{where}: volume_claims must be a count of 0 or more, got {claims!r}")
+    return priority, pod_security, claims
 
 
 def _container_defaults(

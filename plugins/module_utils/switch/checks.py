@@ -149,48 +149,52 @@ def _port_results(link: Link, port: Port | None, view: SwitchView, want: FabricE
         ]
     out = [_state(link, port, ends)]
     if want.mtu is not None:
-        low = port.mtu is None or port.mtu < want.mtu
-        out.append(
-            _on(
-                link,
-                PORT_MTU,
-                Verdict.FAIL if low else Verdict.PASS,
-                measured=port.mtu,
-                expected=want.mtu,
-                unit="bytes",
-                reason=f"{ends}: MTU {port.mtu}, below the pool's {want.mtu}" if low else "",
-            )
-        )
+        out.append(_mtu(link, port, want.mtu, ends))
     if want.speed_gbps is not None and port.oper_up:
-        slow = port.speed_gbps is None or port.speed_gbps < want.speed_gbps
-        out.append(
-            _on(
-                link,
-                PORT_SPEED,
-                Verdict.FAIL if slow else Verdict.PASS,
-                measured=port.speed_gbps,
-                expected=want.speed_gbps,
-                unit="Gb/s",
-                reason=f"{ends}: {port.speed_gbps} Gb/s, below the pool's {want.speed_gbps:g}"
-                if slow
-                else "",
-            )
-        )
+        out.append(_speed(link, port, want.speed_gbps, ends))
     if port.input_errors is not None or port.output_errors is not None:
-        inputs, outputs = port.input_errors or 0, port.output_errors or 0
-        out.append(
-            _on(
-                link,
-                PORT_ERRORS,
-                Verdict.WARN if inputs + outputs else Verdict.PASS,
-                measured=inputs + outputs,
-                expected=0,
-                reason=f"{ends}: {inputs} input and {outputs} output errors" if inputs + outputs else "",
-            )
-        )
+        out.append(_errors(link, port, ends))
     if want.pfc_priority is not None:
         out.append(_roce(link, view, want, ends))
     return out
+
+
+def _mtu(link: Link, port: Port, want: int, ends: str) -> CheckResult:
+    low = port.mtu is None or port.mtu < want
+    return _on(
+        link,
+        PORT_MTU,
+        Verdict.FAIL if low else Verdict.PASS,
+        measured=port.mtu,
+        expected=want,
+        unit="bytes",
+        reason=f"{ends}: MTU {port.mtu}, below the pool's {want}" if low else "",
+    )
+
+
+def _speed(link: Link, port: Port, want: float, ends: str) -> CheckResult:
+    slow = port.speed_gbps is None or port.speed_gbps < want
+    return _on(
+        link,
+        PORT_SPEED,
+        Verdict.FAIL if slow else Verdict.PASS,
+        measured=port.speed_gbps,
+        expected=want,
+        unit="Gb/s",
+        reason=f"{ends}: {port.speed_gbps} Gb/s, below the pool's {want:g}" if slow else "",
+    )
+
+
+def _errors(link: Link, port: Port, ends: str) -> CheckResult:
+    inputs, outputs = port.input_errors or 0, port.output_errors or 0
+    return _on(
+        link,
+        PORT_ERRORS,
+        Verdict.WARN if inputs + outputs else Verdict.PASS,
+        measured=inputs + outputs,
+        expected=0,
+        reason=f"{ends}: {inputs} input and {outputs} output errors" if inputs + outputs else "",
+    )
 
 
 def _state(link: Link, port: Port, ends: str) -> CheckResult:

@@ -5,9 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.cost import Outcome
 from sqlalchemy import and_, func, select
 from sqlalchemy.orm import Session, selectinload
 
@@ -15,34 +13,40 @@ from gpurack.db.damage import check_entity, check_values, readable
 from gpurack.db.engine import Database
 from gpurack.db.models import (
     AcceptanceRun,
-    CheckResult,
     Gpu,
     Node,
-    NodePatch,
     Run,
     Snapshot,
     SwitchLink,
 )
 from gpurack.db.states import load_states
+from gpurack.db.views import (
+    acceptance_view,
+    head,
+    history_entry,
+    node_row,
+    run_acceptance,
+    run_patches,
+    run_row,
+    snapshot_ids,
+    snapshot_view,
+    summary,
+)
 from gpurack.db.writes import write_acceptance, write_links, write_run
-from gpurack.errors import UsageError
 from gpurack.hoststate import HostState
 from gpurack.records import (
-    RUNS_WITHOUT_SNAPSHOTS,
     AcceptanceRecord,
     AcceptanceView,
     ExportRow,
     HistoryEntry,
     LatestSnapshot,
     LinkRecord,
-    NodeHead,
     NodeSummary,
     PatchRecord,
     RunRecord,
     RunView,
     SnapshotRow,
     SnapshotView,
-    patch_outcome,
 )
 
 
@@ -80,7 +84,7 @@ class Repository:
         """Set the Kubernetes node name of a known host (UsageError when unknown)."""
 
         def rename(session: Session) -> None:
-            _node(session, host).k8s_node_name = name
+            node_row(session, host).k8s_node_name = name
 
         self.database.transact(rename)
 
@@ -98,7 +102,7 @@ class Repository:
         if until is not None:
             query = query.where(AcceptanceRun.started < until)
         with self.database.reading() as session:
-            return [_acceptance_view(row) for row in session.scalars(query)]
+            return [acceptance_view(row) for row in session.scalars(query)]
 
     def first_recorded(self) -> datetime | None:
         """The earliest start of any recorded run or acceptance run; None when nothing is recorded."""
@@ -143,7 +147,7 @@ class Repository:
             .order_by(Node.host)
         )
         with self.database.reading() as session:
-            return readable(session.execute(query), _summary)
+            return readable(session.execute(query), summary)
 
     def history(self, host: str) -> list[HistoryEntry]:
         """Every snapshot of `host`, oldest first (UsageError for an unknown host).
@@ -152,7 +156,7 @@ class Repository:
             DamagedRowsError: a row is damaged; the error holds the entries it could read.
         """
         with self.database.reading() as session:
-            node = _node(session, host)
+            node = node_row(session, host)
             query = (
                 select(
                     Run,
@@ -170,17 +174,17 @@ class Repository:
                 .group_by(Run.id, Snapshot.id)
                 .order_by(Run.id)
             )
-            return readable(session.execute(query), _history_entry)
+            return readable(session.execute(query), history_entry)
 
     def snapshot_runs(self, host: str) -> dict[int, int]:
         """Run id -> snapshot id of every snapshot of `host`, oldest run first."""
         with self.database.reading() as session:
-            return _snapshot_ids(session, _node(session, host))
+            return snapshot_ids(session, node_row(session, host))
 
     def fabric_runs(self, host: str) -> list[int]:
         """The fabric runs that recorded a NIC of `host`, oldest first (UsageError for an unknown host)."""
         with self.database.reading() as session:
-            node = _node(session, host)
+            node = node_row(session, host)
             query = (
                 select(SwitchLink.run_id)
                 .where(SwitchLink.node_id == node.id)
@@ -193,7 +197,7 @@ class Repository:
         """Where each NIC of `host` was seen in each of `run_ids`, by run id, in recorded order."""
         out: dict[int, list[LinkRecord]] = defaultdict(list)
         with self.database.reading() as session:
-            node = _node(session, host)
+            node = node_row(session, host)
             query = (
                 select(SwitchLink)
                 .where(SwitchLink.node_id == node.id, SwitchLink.run_id.in_(run_ids))
@@ -208,7 +212,7 @@ class Repository:
         """One snapshot with its node, run and check results."""
         with self.database.reading() as session:
             snap = session.get_one(Snapshot, snapshot_id, options=[selectinload(Snapshot.checks)])
-            return _snapshot_view(snap.node, snap, load_states(session, [snap.id])[snap.id])
+            return snapshot_view(snap.node, snap, load_states(session, [snap.id])[snap.id])
 
     def latest_snapshots(self, pool: str | None = None) -> list[SnapshotView]:
         """The latest snapshot of every node (of `pool` when given), by host name."""
@@ -229,7 +233,7 @@ class Repository:
         with self.database.reading() as session:
             rows = [(node, snap) for node, snap in session.execute(query)]
             states = load_states(session, [snap.id for _, snap in rows])
-            return [_snapshot_view(node, snap, states[snap.id]) for node, snap in rows]
+            return [snapshot_view(node, snap, states[snap.id]) for node, snap in rows]
 
     def states(self, snapshot_ids: Sequence[int]) -> dict[int, HostState]:
         """The comparable state of each snapshot, by snapshot id."""
@@ -243,7 +247,7 @@ class Repository:
             UsageError: no such run, or no run recorded yet.
         """
         with self.database.reading() as session:
-            run = _run(session, run_id)
+            run = run_row(session, run_id)
             query = (
                 select(Node, Snapshot)
                 .join(Snapshot, Snapshot.node_id == Node.id)
@@ -261,9 +265,9 @@ class Repository:
                 status=run.status,
                 started=run.started,
                 finished=run.finished,
-                nodes=tuple(_snapshot_view(node, snap, states[snap.id]) for node, snap in rows),
-                acceptance=_run_acceptance(session, run.id) if run.kind == "accept" else None,
-                patches=_run_patches(session, run.id),
+                nodes=tuple(snapshot_view(node, snap, states[snap.id]) for node, snap in rows),
+                acceptance=run_acceptance(session, run.id) if run.kind == "accept" else None,
+                patches=run_patches(session, run.id),
             )
 
     def export_rows(self) -> list[ExportRow]:
@@ -294,182 +298,5 @@ class Repository:
             snap = None
             if sid is not None:
                 snap = LatestSnapshot(run_id, kind, started, source, verdict, states[sid])
-            out.append(ExportRow(_head(node), snap))
+            out.append(ExportRow(head(node), snap))
         return out
-
-
-def _node(session: Session, host: str) -> Node:
-    node = session.scalar(select(Node).where(Node.host == host))
-    if node is None:
-        raise UsageError(f"unknown host {host!r}: not in the inventory (see gpurack inventory list)")
-    return check_entity(node)  # type: ignore[no-any-return]
-
-
-def _summary(row: Any) -> NodeSummary:
-    node, runs, sid, run_id, verdict, driver, gpus, model = row
-    check_entity(node)
-    if sid is not None:
-        check_values(Snapshot.__table__, sid, {"verdict": verdict, "driver": driver})
-        check_values(Gpu.__table__, f"of snapshot {sid}", {"name": model})
-    return NodeSummary(
-        host=node.host,
-        pool=node.pool,
-        k8s_node_name=node.k8s_node_name,
-        first_seen=node.first_seen,
-        last_seen=node.last_seen,
-        runs=runs or 0,
-        last_run=run_id,
-        verdict=verdict,
-        driver=driver,
-        gpus=gpus,
-        gpu_model=model,
-    )
-
-
-def _history_entry(row: Any) -> HistoryEntry:
-    run, sid, source, verdict, kernel, driver, cuda, gpus = row
-    check_entity(run)
-    check_values(
-        Snapshot.__table__,
-        sid,
-        {"source": source, "verdict": verdict, "kernel": kernel, "driver": driver, "cuda": cuda},
-    )
-    return HistoryEntry(
-        run_id=run.id,
-        kind=run.kind,
-        started=run.started,
-        finished=run.finished,
-        status=run.status,
-        playbook=run.playbook,
-        source=source,
-        verdict=verdict,
-        kernel=kernel,
-        driver=driver,
-        cuda=cuda,
-        gpus=gpus,
-    )
-
-
-def _run(session: Session, run_id: int | None) -> Run:
-    """Run `run_id`; by default the latest that holds snapshots (not a fabric or accept run)."""
-    reported = select(func.max(Run.id)).where(Run.kind.not_in(RUNS_WITHOUT_SNAPSHOTS))
-    wanted = run_id if run_id is not None else session.scalar(reported)
-    if wanted is None:
-        raise UsageError("no runs recorded yet: `gpurack validate` and `gpurack run` record them")
-    run = session.get(Run, wanted)
-    if run is None:
-        latest = session.scalar(select(func.max(Run.id)))
-        raise UsageError(f"unknown run {wanted}: not in the inventory (runs 1 to {latest or 0})")
-    return check_entity(run)  # type: ignore[no-any-return]
-
-
-def _snapshot_ids(session: Session, node: Node) -> dict[int, int]:
-    query = select(Snapshot.run_id, Snapshot.id).where(Snapshot.node_id == node.id).order_by(Snapshot.run_id)
-    return {run_id: sid for run_id, sid in session.execute(query)}
-
-
-def _head(node: Node) -> NodeHead:
-    return NodeHead(node.host, node.pool, node.k8s_node_name, node.first_seen, node.last_seen)
-
-
-def _result_dict(row: CheckResult) -> dict[str, object]:
-    return {
-        "id": row.check_id,
-        "title": row.title,
-        "tier": row.tier,
-        "component": row.component,
-        "verdict": row.verdict,
-        "measured": row.measured,
-        "expected": row.expected,
-        "unit": row.unit,
-        "reason": row.reason,
-        "remediation": row.remediation,
-        "evidence": row.evidence,
-        "limit_source": row.limit_source,
-        "percent": row.percent,
-    }
-
-
-def _snapshot_view(node: Node, snap: Snapshot, state: HostState) -> SnapshotView:
-    for entity in (node, snap, snap.run, *snap.checks):
-        check_entity(entity)
-    return SnapshotView(
-        host=node.host,
-        pool=node.pool,
-        k8s_node_name=node.k8s_node_name,
-        run_id=snap.run_id,
-        run_kind=snap.run.kind,
-        started=snap.run.started,
-        source=snap.source,
-        verdict=snap.verdict,
-        facts=snap.facts,
-        labels=snap.labels,
-        results=tuple(_result_dict(c) for c in snap.checks),
-        state=state,
-    )
-
-
-def _run_patches(session: Session, run_id: int) -> tuple[PatchRecord, ...]:
-    query = (
-        select(Node.host, NodePatch)
-        .join(NodePatch, NodePatch.node_id == Node.id)
-        .where(NodePatch.run_id == run_id)
-        .order_by(Node.host)
-    )
-    return tuple(_patch_record(host, row) for host, row in session.execute(query))
-
-
-def _patch_record(host: str, row: NodePatch) -> PatchRecord:
-    check_entity(row)
-    return PatchRecord(
-        host=host,
-        outcome=patch_outcome(row.outcome),
-        node=row.k8s_node,
-        reason=row.reason,
-        drain_s=row.drain_s,
-        update_s=row.update_s,
-        reboot_s=row.reboot_s,
-        validation_s=row.validation_s,
-        kernel_before=row.kernel_before,
-        kernel_after=row.kernel_after,
-        driver_before=row.driver_before,
-        driver_after=row.driver_after,
-        rebooted=row.rebooted,
-        validation=row.validation,
-        maintenance_run=row.maintenance_run,
-    )
-
-
-def _run_acceptance(session: Session, run_id: int) -> AcceptanceView | None:
-    query = (
-        select(AcceptanceRun).where(AcceptanceRun.run_id == run_id).options(selectinload(AcceptanceRun.steps))
-    )
-    row = session.scalar(query)
-    return None if row is None else _acceptance_view(row)
-
-
-def _acceptance_view(row: AcceptanceRun) -> AcceptanceView:
-    for entity in (row, *row.steps):
-        check_entity(entity)
-    outcome: Outcome = (
-        "accepted" if row.outcome == "accepted" else "failed" if row.outcome == "failed" else "other"
-    )
-    record = AcceptanceRecord(
-        name=row.name,
-        team=row.team,
-        queue=row.queue,
-        pool=row.pool,
-        pods=row.pods,
-        gpus=row.gpus,
-        started=row.started,
-        finished=row.finished,
-        outcome=outcome,
-        units=row.units,
-        verdict=row.verdict,
-        results=tuple(step.result for step in row.steps),
-        queue_wait_s=row.queue_wait_s,
-        cost_total=row.cost_total,
-        cost_per_unit=row.cost_per_unit,
-        currency=row.currency,
-    )
-    return AcceptanceView(run_id=row.run_id, record=record)

@@ -151,6 +151,30 @@ def run_allreduce(
     return result_from_worker(data, devices, time.monotonic() - t0)
 
 
+def method_text(nccl: str, world: int, warmup: int, iters: int) -> str:
+    """How the all-reduce figures were measured, as the result's `method` says it."""
+    return (
+        f"torch.distributed all_reduce (sum, float32, in place) over NCCL {nccl}, {world} "
+        f"processes on 127.0.0.1, one per GPU; {warmup} warm-up + {iters} timed per "
+        "size, CUDA events, slowest rank per iteration, median; algbw = bytes/time, "
+        "busbw = algbw x 2(n-1)/n (nccl-tests); NVLink multicast off ("
+        + ", ".join(f"{k}={v}" for k, v in SAFE_ENV.items())
+        + ")"
+    )
+
+
+def _sum_is_right(torch: Any, dist: Any, device: Any, rank: int, world: int) -> bool:
+    """All-reduce rank+1 from every rank and compare with 1+2+...+world; say so on stderr if wrong."""
+    probe = torch.full((1 << 20,), float(rank + 1), dtype=torch.float32, device=device)
+    dist.all_reduce(probe)
+    expected = world * (world + 1) / 2
+    if bool(torch.all(probe == expected)):
+        return True
+    got = probe[probe != expected][:3].tolist()
+    print(f"rank {rank}: wrong all-reduce sum, expected {expected}, got {got}", file=sys.stderr)
+    return False
+
+
 def _worker(args: argparse.Namespace) -> int:
     """One rank: check the sum on a small tensor, then time in-place all-reduce per size."""
     apply_safe_env()
@@ -166,12 +190,7 @@ def _worker(args: argparse.Namespace) -> int:
         device_id=device,
     )
     try:
-        probe = torch.full((1 << 20,), float(args.rank + 1), dtype=torch.float32, device=device)
-        dist.all_reduce(probe)
-        expected = args.world * (args.world + 1) / 2
-        if not bool(torch.all(probe == expected)):
-            got = probe[probe != expected][:3].tolist()
-            print(f"rank {args.rank}: wrong all-reduce sum, expected {expected}, got {got}", file=sys.stderr)
+        if not _sum_is_right(torch, dist, device, args.rank, args.world):
             return 3
         points = []
         for size in (int(s) for s in args.sizes.split(",")):
@@ -198,14 +217,7 @@ def _worker(args: argparse.Namespace) -> int:
             torch.cuda.empty_cache()
         if args.rank == 0:
             nccl = ".".join(str(p) for p in torch.cuda.nccl.version())
-            method = (
-                f"torch.distributed all_reduce (sum, float32, in place) over NCCL {nccl}, {args.world} "
-                f"processes on 127.0.0.1, one per GPU; {args.warmup} warm-up + {args.iters} timed per "
-                "size, CUDA events, slowest rank per iteration, median; algbw = bytes/time, "
-                "busbw = algbw x 2(n-1)/n (nccl-tests); NVLink multicast off ("
-                + ", ".join(f"{k}={v}" for k, v in SAFE_ENV.items())
-                + ")"
-            )
+            method = method_text(nccl, args.world, args.warmup, args.iters)
             result = {"ranks": args.world, "points": points, "method": method, "nccl": nccl}
             print(_RESULT_PREFIX + json.dumps(result), flush=True)
     finally:

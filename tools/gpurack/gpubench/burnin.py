@@ -81,15 +81,10 @@ def _burn_results(target: GpuTarget, report: burn.WorkerReport, method: str) -> 
             for c in BURN_IN_CHECKS[:3]
         ]
     median = statistics.median(report.tflops)
-    lines = [
-        f"batches of 20 products + 1 copy: {report.batches}; {len(report.tflops)} windows of "
-        f">= {burn.WINDOW_S:g} s GPU time",
-        "tflops: " + ", ".join(f"{x:.1f}" for x in report.tflops),
-        "copy_gbps: " + ", ".join(f"{x:.0f}" for x in report.copy_gbps),
-    ]
+    lines = _burn_lines(report)
     ratio = burn.stability(report.tflops) or 0.0
     stab = THRESHOLDS["gpu.burn_in_stability"]
-    results = [
+    return [
         judged(
             "gpu.burn_in_throughput",
             comp,
@@ -123,7 +118,16 @@ def _burn_results(target: GpuTarget, report: burn.WorkerReport, method: str) -> 
             reason=f"{report.mismatches} of {report.batches} batches gave a product different from the first",
         ),
     ]
-    return results
+
+
+def _burn_lines(report: burn.WorkerReport) -> list[str]:
+    """The burn-in's evidence: batches run, and every window's throughput and copy rate."""
+    return [
+        f"batches of 20 products + 1 copy: {report.batches}; {len(report.tflops)} windows of "
+        f">= {burn.WINDOW_S:g} s GPU time",
+        "tflops: " + ", ".join(f"{x:.1f}" for x in report.tflops),
+        "copy_gbps: " + ", ".join(f"{x:.0f}" for x in report.copy_gbps),
+    ]
 
 
 def run_burn_in(

@@ -98,6 +98,16 @@ def _measure_gpu(target: GpuTarget, progress: Progress) -> list[CheckResult]:
     return results
 
 
+def _allreduce_lines(points: Sequence[allreduce.SizePoint]) -> list[str]:
+    """One evidence line per message size: bus and algorithm bandwidth, the median and every timing."""
+    return [
+        f"{p.size_bytes / allreduce.GIB:g} GiB: busbw {p.busbw_gbps:.1f} GB/s, "
+        f"algbw {p.algbw_gbps:.1f} GB/s, median {statistics.median(p.timings_ms):.3f} ms; timings_ms: "
+        + ", ".join(f"{t:.3f}" for t in p.timings_ms)
+        for p in points
+    ]
+
+
 def _measure_allreduce(
     usable: Sequence[GpuTarget], facts: Mapping[str, Any], sizes: Sequence[int], progress: Progress
 ) -> CheckResult:
@@ -119,13 +129,7 @@ def _measure_allreduce(
             source="",
         )
     first = res.points[0]
-    lines = [
-        f"{p.size_bytes / allreduce.GIB:g} GiB: busbw {p.busbw_gbps:.1f} GB/s, "
-        f"algbw {p.algbw_gbps:.1f} GB/s, median {statistics.median(p.timings_ms):.3f} ms; timings_ms: "
-        + ", ".join(f"{t:.3f}" for t in p.timings_ms)
-        for p in res.points
-    ]
-    lines.append(topo_evidence)
+    lines = [*_allreduce_lines(res.points), topo_evidence]
     points = [
         {
             "size_bytes": p.size_bytes,

@@ -7,7 +7,7 @@ browser, a Markdown viewer or an image viewer shows.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from html import escape
@@ -90,6 +90,22 @@ def _time_label(moment: datetime, span_s: float) -> str:
     return moment.strftime("%H:%M:%S" if span_s <= 600 else "%H:%M" if span_s <= 86_400 else "%m-%d %H:%M")
 
 
+def _step_path(
+    points: Sequence[tuple[datetime, float]],
+    until: datetime,
+    x_of: Callable[[datetime], float],
+    y_of: Callable[[float], float],
+    colour: str,
+) -> str:
+    """One series as an SVG path: each point's level holds until the next point, the last until `until`."""
+    path, level = [f"M{x_of(points[0][0]):.1f},{y_of(points[0][1]):.1f}"], points[0][1]
+    for moment, value in points[1:]:
+        path.append(f"H{x_of(moment):.1f}V{y_of(value):.1f}")
+        level = value
+    path.append(f"H{x_of(until):.1f}V{y_of(level):.1f}")
+    return f'<path d="{"".join(path)}" fill="none" stroke="{colour}" stroke-width="2"/>'
+
+
 def steps(
     title: str,
     since: datetime,
@@ -135,12 +151,7 @@ def steps(
             )
         points = list(series.get(name, ()))
         if points:
-            path, level = [f"M{x_of(points[0][0]):.1f},{y_of(points[0][1]):.1f}"], points[0][1]
-            for moment, value in points[1:]:
-                path.append(f"H{x_of(moment):.1f}V{y_of(value):.1f}")
-                level = value
-            path.append(f"H{x_of(until):.1f}V{y_of(level):.1f}")
-            body.append(f'<path d="{"".join(path)}" fill="none" stroke="{colour}" stroke-width="2"/>')
+            body.append(_step_path(points, until, x_of, y_of, colour))
         lx, ly = left + (i % 3) * 230, height - 22 + (i // 3) * 14
         body.append(f'<rect x="{lx}" y="{ly - 9}" width="10" height="10" fill="{colour}"/>')
         body.append(f'<text x="{lx + 14}" y="{ly}" {FONT}>{escape(name)} (dashed: capacity)</text>')

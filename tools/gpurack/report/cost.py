@@ -30,6 +30,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance impor
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.cost import (
     Allocation,
     Baseline,
+    BaselineComparison,
     Cost,
     CostError,
     Window,
@@ -249,6 +250,26 @@ def _job_row(job: Job, window: Window) -> dict[str, Any]:
     }
 
 
+def _window_doc(window: Window, clipped: Sequence[str]) -> dict[str, Any]:
+    return {
+        "since": _iso(window.since),
+        "until": _iso(window.until),
+        "hours": round(window.hours, 6),
+        "clipped": list(clipped),
+    }
+
+
+def _baseline_doc(baseline: Baseline | None, comparison: BaselineComparison | None) -> dict[str, Any] | None:
+    if baseline is None or comparison is None:
+        return None
+    return {
+        "kind": baseline.kind,
+        "price": baseline.price,
+        "cost": round(comparison.baseline_cost, 6),
+        "ratio": None if comparison.ratio is None else round(comparison.ratio, 4),
+    }
+
+
 def build(
     window: Window,
     inputs: CostInputs,
@@ -276,12 +297,7 @@ def build(
     pools = _pool_rows(result)
     return {
         "kind": KIND,
-        "window": {
-            "since": _iso(window.since),
-            "until": _iso(window.until),
-            "hours": round(window.hours, 6),
-            "clipped": list(clipped),
-        },
+        "window": _window_doc(window, clipped),
         "currency": inputs.currency,
         "sources": list(sources),
         "terms": _terms(result),
@@ -292,14 +308,7 @@ def build(
             for key in ("capacity", "allocated", "useful", "failed", "idle")
         },
         "pools": pools,
-        "baseline": None
-        if baseline is None or comparison is None
-        else {
-            "kind": baseline.kind,
-            "price": baseline.price,
-            "cost": round(comparison.baseline_cost, 6),
-            "ratio": None if comparison.ratio is None else round(comparison.ratio, 4),
-        },
+        "baseline": _baseline_doc(baseline, comparison),
         "jobs": [_job_row(job, window) for job in sorted(inside, key=lambda j: j.allocation.start)],
         "impossible": [
             {**_job_row(job, window), "gpu_hours_in_window": 0.0, "why": reasons[id(job)]}

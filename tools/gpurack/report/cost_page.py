@@ -119,6 +119,39 @@ def _job_row(job: Mapping[str, Any]) -> list[str]:
     ]
 
 
+def _baseline_lines(baseline: Mapping[str, Any] | None, cur: str) -> list[str]:
+    if baseline is None:
+        return []
+    ratio = formatting.MISSING if baseline["ratio"] is None else f"{baseline['ratio']:.2f}x"
+    return [
+        f"Baseline ({baseline['kind']} at {money(baseline['price'], cur)}): the same work would cost "
+        f"{money(baseline['cost'], cur)}; this window cost {ratio} that.",
+        "",
+    ]
+
+
+def _impossible_lines(impossible: Sequence[Mapping[str, Any]]) -> list[str]:
+    if not impossible:
+        return []
+    rows = [
+        [
+            f"{escape(j['namespace'])}/{escape(j['name'])}",
+            escape(j["pool"]),
+            formatting.number(j["gpus"]),
+            formatting.timestamp(j["start"]),
+            formatting.timestamp(j["end"]),
+            escape(j["why"]),
+        ]
+        for j in impossible
+    ]
+    return [
+        "",
+        "## Impossible records (listed, not priced)",
+        "",
+        *_table(["job", "pool", "GPUs", "start", "end", "why"], rows),
+    ]
+
+
 def markdown(doc: Mapping[str, Any]) -> str:
     """cost.md: the terms of the formula, the pools, the jobs, and links to the charts."""
     cur, window = escape_text(doc["currency"]), doc["window"]
@@ -146,14 +179,7 @@ def markdown(doc: Mapping[str, Any]) -> str:
         ),
         "",
     ]
-    if doc["baseline"] is not None:
-        b = doc["baseline"]
-        ratio = formatting.MISSING if b["ratio"] is None else f"{b['ratio']:.2f}x"
-        lines += [
-            f"Baseline ({b['kind']} at {money(b['price'], cur)}): the same work would cost "
-            f"{money(b['cost'], cur)}; this window cost {ratio} that.",
-            "",
-        ]
+    lines += _baseline_lines(doc["baseline"], cur)
     lines += [
         "## Pools",
         "",
@@ -166,22 +192,7 @@ def markdown(doc: Mapping[str, Any]) -> str:
         lines += _table(JOB_HEAD, [_job_row(j) for j in doc["jobs"]])
     else:
         lines.append("No GPU allocation in this window.")
-    if doc["impossible"]:
-        lines += ["", "## Impossible records (listed, not priced)", ""]
-        lines += _table(
-            ["job", "pool", "GPUs", "start", "end", "why"],
-            [
-                [
-                    f"{escape(j['namespace'])}/{escape(j['name'])}",
-                    escape(j["pool"]),
-                    formatting.number(j["gpus"]),
-                    formatting.timestamp(j["start"]),
-                    formatting.timestamp(j["end"]),
-                    escape(j["why"]),
-                ]
-                for j in doc["impossible"]
-            ],
-        )
+    lines += _impossible_lines(doc["impossible"])
     for key, title in (("queue", "Queue wait per job"), ("allocation", "GPUs allocated per pool")):
         lines += ["", f"![{title}]({CHARTS[key]})"]
     lines.append("")

@@ -18,7 +18,9 @@ from typing import Any
 
 import pytest
 import yaml
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_smi import parse_nvidia_smi_text
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_smi_text import (
+    parse_nvidia_smi_text,
+)
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.node import gather_all
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.source import CaptureSource
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.results.model import (

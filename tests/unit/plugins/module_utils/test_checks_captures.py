@@ -8,7 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu import gather_gpu
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_smi import parse_nvidia_smi_text
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_smi_text import (
+    parse_nvidia_smi_text,
+)
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.nic import gather_nic
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.numa import gather_numa
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.nvme import gather_nvme

@@ -6,7 +6,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_smi import parse_nvidia_smi_text
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_smi_text import (
+    parse_nvidia_smi_text,
+)
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.pci import (
     downgraded_bus_ids,
     parse_lspci_vvv,

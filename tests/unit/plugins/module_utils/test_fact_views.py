@@ -19,7 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_smi import parse_nvidia_smi_text
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_smi_text import (
+    parse_nvidia_smi_text,
+)
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_views import (
     GpuFactsView,
     GpuView,
@@ -44,9 +46,11 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.os import 
     parse_xid_events,
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.pci import (
+    parse_lspci_vvv,
+)
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.pci_views import (
     PciDeviceView,
     PciFactsView,
-    parse_lspci_vvv,
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.source import CaptureSource
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.view import FactView, UnknownFieldError

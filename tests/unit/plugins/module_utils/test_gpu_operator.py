@@ -9,6 +9,9 @@ from typing import Any
 import pytest
 import yaml
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.gpu_operator import (
+    gpu_operator_values,
+)
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.gpu_operator_inputs import (
     DEFAULT_CONFIG,
     DEVICE_PLUGIN_LABEL,
     DRIVER_OWNER_DEFAULT,
@@ -17,7 +20,6 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.gpu_ope
     GpuOperatorInputError,
     OperatorHost,
     OperatorSettings,
-    gpu_operator_values,
     operator_hosts,
     operator_node_labels,
     settings_from_mapping,

@@ -7,8 +7,10 @@ from pathlib import Path
 import pytest
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.errors import FactsError
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_smi import (
-    parse_nvidia_smi_text,
     parse_nvidia_smi_xml,
+)
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_smi_text import (
+    parse_nvidia_smi_text,
 )
 
 from .gpu_facts_inputs import (

@@ -9,8 +9,10 @@ from typing import Any
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks import run_checks as _run_checks
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu import gather_gpu
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_smi import (
-    parse_nvidia_smi_text,
     parse_nvidia_smi_xml,
+)
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_smi_text import (
+    parse_nvidia_smi_text,
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.node import gather_all
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.source import CaptureSource

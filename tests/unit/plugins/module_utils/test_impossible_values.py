@@ -14,8 +14,10 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.errors import Fa
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu import gather_gpu
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_pci_scan import scan_pci_gpus
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_smi import (
-    parse_nvidia_smi_text,
     parse_nvidia_smi_xml,
+)
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_smi_text import (
+    parse_nvidia_smi_text,
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.pci import (
     gather_pci,

@@ -7,7 +7,9 @@ from typing import Any
 
 import pytest
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu import gather_gpu
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_smi import parse_nvidia_smi_text
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_smi_text import (
+    parse_nvidia_smi_text,
+)
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.nic import gather_nic
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.source import CaptureSource
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.labels.derive import (

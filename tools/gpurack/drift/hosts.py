@@ -1,63 +1,13 @@
-"""What changed on a host between two snapshots: swapped GPUs, downgraded links, new firmware.
-
-Pure functions over the frozen states of `gpurack.hoststate`: `diff` turns two such states
-into `Drift` items, each with one plain sentence for operators; `diff_links` does the same
-for where its NICs were seen cabled in two fabric runs.
-"""
+"""Two snapshots of a host's state -> drift: GPUs, NICs, disks, software, labels, check verdicts."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Literal, Protocol
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.results import is_finding
 
+from gpurack.drift.model import Drift, DriftKind
 from gpurack.hoststate import DiskState, GpuState, HostState, NicState
-
-DriftKind = Literal[
-    "gpu_swapped",
-    "gpu_missing",
-    "gpu_added",
-    "gpu_moved",
-    "pcie_downgraded",
-    "pcie_upgraded",
-    "vbios_changed",
-    "nic_missing",
-    "nic_added",
-    "nic_replaced",
-    "nic_state_changed",
-    "nic_rate_changed",
-    "nic_link_layer_changed",
-    "nic_firmware_changed",
-    "disk_replaced",
-    "disk_missing",
-    "disk_added",
-    "disk_firmware_changed",
-    "driver_changed",
-    "cuda_changed",
-    "kernel_changed",
-    "label_changed",
-    "verdict_changed",
-    "link_moved",
-    "link_lost",
-    "link_found",
-]
-
-
-@dataclass(frozen=True, slots=True)
-class Drift:
-    """One change between two snapshots; `sentence` is what operators read."""
-
-    kind: DriftKind
-    component: str
-    before: str | None
-    after: str | None
-    sentence: str
-
-
-# ---------------------------------------------------------------------------------------------
-# state x state -> drift
 
 
 def _show(value: object) -> str:
@@ -368,47 +318,3 @@ def diff(before: HostState, after: HostState) -> list[Drift]:
         *_diff_labels(before, after),
         *_diff_checks(before, after),
     ]
-
-
-# ---------------------------------------------------------------------------------------------
-# fabric run x fabric run -> drift
-
-
-class SeenLink(Protocol):
-    """Where a fabric run saw one NIC (a `gpurack.records.LinkRecord`); `switch` None: on no port."""
-
-    @property
-    def nic(self) -> str: ...
-
-    @property
-    def switch(self) -> str | None: ...
-
-    @property
-    def port(self) -> str | None: ...
-
-
-def _where(link: SeenLink | None) -> str | None:
-    """`switch port` of a NIC seen on a switch; None when not seen or not listed."""
-    if link is None or link.switch is None:
-        return None
-    return " ".join(p for p in (link.switch, link.port) if p)
-
-
-def diff_links(before: Sequence[SeenLink], after: Sequence[SeenLink]) -> list[Drift]:
-    """NICs matched by name between two fabric runs: moved, no longer seen, newly seen."""
-    old = {link.nic: _where(link) for link in before}
-    new = {link.nic: _where(link) for link in after}
-    out: list[Drift] = []
-    for nic in dict.fromkeys([*new, *old]):
-        was, now = old.get(nic), new.get(nic)
-        if was == now:
-            continue
-        if now is None:
-            kind: DriftKind = "link_lost"
-            sentence = f"{nic} is no longer seen on a switch (was {was})"
-        elif was is None:
-            kind, sentence = "link_found", f"{nic} is now seen on {now}"
-        else:
-            kind, sentence = "link_moved", f"{nic} moved from {was} to {now}"
-        out.append(Drift(kind, f"link:{nic}", was, now, sentence))
-    return out
