@@ -52,7 +52,7 @@ validate-local: setup ## Capture this machine and validate it against an example
 # the longest stage, from the start. docs/molecule.md has the figures.
 TEST_STAGES ?= lint,sanity,molecule-raid0,molecule-default,install-check,unit+lab-k8s,lab-images,lab-e2e
 
-test: setup ## Every test: linters, syntax, unit, CLI, DB, wheel + tarball outside the checkout, Molecule, lab, lab Kubernetes (a table of stage seconds at the end)
+test: setup ## Every test: linters, syntax, ansible-test sanity, unit, CLI, DB, wheel + tarball outside the checkout, Molecule, lab, lab Kubernetes (a table of stage seconds at the end)
 	tools/run-stages.sh $(TEST_STAGES)
 
 # The linters are independent: `make lint` runs them at once (-j), each one's output printed
