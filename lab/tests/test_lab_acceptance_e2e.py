@@ -11,7 +11,7 @@ dataset sample and the base weights in it) and the teams' queues. Then, through 
   the quota that blocks it;
 - a job whose pod fails (its dataset is not in the bucket) is a failed run: no accepted
   units, its GPU-hours counted as failed;
-- `gpurack report cost` over the window prices the three runs from the lab's inventory.
+- `gpurack cost` over the window prices the three runs from the lab's inventory.
 """
 
 from __future__ import annotations
@@ -116,7 +116,7 @@ def test_acceptance_rows_restore_waiting_and_failed_runs(
 
     # The window of these runs, priced from the lab's inventory, with Kueue's Workloads too.
     out = tmp_path / "cost"
-    code = cli.main(["report", "cost", "-i", inventory, "--since", "3h", "--kueue", "--output", str(out)])
+    code = cli.main(["cost", "-i", inventory, "--since", "3h", "--kueue", "--output", str(out)])
     assert code == 0
     doc = json.loads((out / "cost.json").read_text())
     by_name = {job["name"]: job for job in doc["jobs"]}

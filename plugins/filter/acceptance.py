@@ -16,6 +16,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance impor
     read_settings,
     row_line,
     rows,
+    run_summary,
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.cost import (
     CostError,
@@ -47,6 +48,18 @@ def acceptance_rows(raw: Mapping[str, Any], acceptance: Any = None) -> list[dict
     except (KeyError, TypeError, ValueError) as exc:
         raise AnsibleFilterError(f"acceptance_rows: {exc}") from None
     return [row.to_dict() for row in rows(seen, wanted)]
+
+
+def acceptance_summary(raw: Mapping[str, Any], results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """What the run comes to beside its `results` (the rows of acceptance_rows on the same
+    `raw`): outcome, GPUs and their allocation, useful units and cost, for the inventory DB."""
+    if not isinstance(raw, Mapping) or isinstance(results, (str, bytes, Mapping)):
+        raise AnsibleFilterError("acceptance_summary expects the gathered mapping and the rows made from it")
+    try:
+        seen = Observed.from_mapping(observed(raw))
+        return run_summary(seen, [r for r in results if isinstance(r, Mapping)])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise AnsibleFilterError(f"acceptance_summary: {exc}") from None
 
 
 def acceptance_prices(
@@ -91,4 +104,5 @@ class FilterModule:
             "acceptance_prices": acceptance_prices,
             "acceptance_row_line": acceptance_row_line,
             "acceptance_rows": acceptance_rows,
+            "acceptance_summary": acceptance_summary,
         }

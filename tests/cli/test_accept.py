@@ -10,7 +10,10 @@ from typing import Any
 import pytest
 import yaml
 from acceptance_cluster import raw
-from ansible_collections.gpurack.bootstrap.plugins.filter.acceptance import acceptance_rows
+from ansible_collections.gpurack.bootstrap.plugins.filter.acceptance import (
+    acceptance_rows,
+    acceptance_summary,
+)
 from cli_helpers import invoke
 from gpurack import acceptance, runner
 from gpurack.errors import ExitCode
@@ -37,7 +40,10 @@ def _fake_playbook(
         seen.append(request)
         report = Path(request.extravars["acceptance_report_file"])
         rows = acceptance_rows(gathered, settings)
-        report.write_text(json.dumps({"run": "accept-1", "results": rows, "observed": gathered}))
+        summary = acceptance_summary(gathered, rows)
+        report.write_text(
+            json.dumps({"run": "accept-1", "results": rows, "summary": summary, "observed": gathered})
+        )
         return RunResult("successful", 0, ExitCode.OK, (), (), (), runs_dir)
 
     monkeypatch.setattr(runner, "run_playbook", run_playbook)
@@ -110,9 +116,37 @@ def test_no_cluster_means_no_rows_and_exit_2(tmp_path: Path, capsys: pytest.Capt
     assert "Traceback" not in result.err
 
 
-def test_a_report_of_another_shape_is_not_assessed(tmp_path: Path) -> None:
-    report = tmp_path / "r.json"
-    report.write_text(json.dumps({"results": []}))
+@pytest.mark.parametrize(
+    "report",
+    [
+        {"results": []},
+        {"run": "accept-1", "results": [], "observed": {}},  # before the summary: not re-derived
+        {"run": "accept-1", "results": [], "summary": {"outcome": "won"}},
+        {
+            "run": "accept-1",
+            "results": [],
+            "summary": {
+                **dict.fromkeys(("team", "queue", "pool"), "x"),
+                "outcome": "accepted",
+                "pods": "two",
+            },
+        },
+    ],
+)
+def test_a_report_of_another_shape_is_not_assessed(tmp_path: Path, report: dict[str, Any]) -> None:
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(report))
     run = RunResult("successful", 0, ExitCode.OK, (), (), (), tmp_path)
     with pytest.raises(acceptance.NotAssessedError, match="not an acceptance report"):
-        acceptance.read_report(report, run, tmp_path)
+        acceptance.read_report(path, run, tmp_path)
+
+
+def test_the_record_is_the_summary_the_role_wrote(tmp_path: Path) -> None:
+    """The driver keeps what the playbook summed up; it does not judge the run again."""
+    rows = acceptance_rows(raw())
+    summary = {**acceptance_summary(raw(), rows), "units": 12345.0, "outcome": "failed"}
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps({"run": "accept-1", "results": rows, "summary": summary}))
+    run = RunResult("successful", 0, ExitCode.OK, (), (), (), tmp_path)
+    record = acceptance.read_report(path, run, tmp_path).record
+    assert (record.units, record.outcome, record.gpus) == (12345.0, "failed", 2)

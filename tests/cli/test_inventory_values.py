@@ -54,7 +54,7 @@ def _cost(tmp_path: Path) -> list[str]:
     with open_store(f"sqlite:///{db}"):
         pass
     return [
-        "report", "cost", "-i", str(inv), "--db", f"sqlite:///{db}", "--output", str(tmp_path / "out"),
+        "cost", "-i", str(inv), "--db", f"sqlite:///{db}", "--output", str(tmp_path / "out"),
         "--since", "2026-12-01T10:00:00Z", "--until", "2026-12-01T20:00:00Z",
     ]  # fmt: skip
 

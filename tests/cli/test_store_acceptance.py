@@ -1,5 +1,5 @@
 """Acceptance runs in the inventory DB, on SQLite and on a real PostgreSQL server: their rows,
-their GPUs' allocation, and the window query `gpurack report cost` reads."""
+their GPUs' allocation, and the window query `gpurack cost` reads."""
 
 from __future__ import annotations
 

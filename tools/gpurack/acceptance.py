@@ -1,9 +1,10 @@
 """`gpurack accept`: run playbooks/accept.yml through ansible-runner, read its seven rows back,
 and keep the run (its GPUs' allocation, its cost, its rows) in the inventory DB.
 
-The rows are made once, in the playbook (filter `acceptance_rows`), and written to a JSON file
-in the run's artifact folder (`acceptance_report_file`); this reads that file. The gathered
-cluster objects beside the rows give the allocation, read by the same module_utils code.
+The rows and what the run comes to (outcome, GPUs' allocation, useful units, cost) are made
+once, in the playbook (filters `acceptance_rows` and `acceptance_summary`), and written to a
+JSON file in the run's artifact folder (`acceptance_report_file`); this reads that file and
+keeps it as written.
 """
 
 from __future__ import annotations
@@ -13,15 +14,11 @@ import os
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance import (
-    Observed,
-    accepted_units,
-    observed,
-)
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.cost import Outcome
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.cost import OUTCOMES
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.results import node_verdict
 
 from gpurack import runner
@@ -68,39 +65,40 @@ class Acceptance:
         }
 
 
-def _outcome(seen: Observed, verdict: str) -> Outcome:
-    if not seen.admitted:
-        return "other"
-    if seen.job_failed or not seen.trainer.finished or verdict == "fail":
-        return "failed"
-    return "accepted"
+def record_of(
+    name: str, results: Sequence[Mapping[str, Any]], summary: Mapping[str, Any]
+) -> AcceptanceRecord:
+    """What to keep of one run: its rows and the summary the role made of them (filter
+    `acceptance_summary`), as written; nothing here re-derives either.
 
-
-def record_of(name: str, results: Sequence[Mapping[str, Any]], raw: Mapping[str, Any]) -> AcceptanceRecord:
-    """What to keep of one run, from its rows and the cluster objects the role gathered."""
-    seen = Observed.from_mapping(observed(raw))
-    verdict = node_verdict(results).value
-    outcome = _outcome(seen, verdict)
-    cost = next((r for r in results if r.get("id") == "accept.cost"), {})
-    details = cost.get("details") or {}
+    Raises:
+        KeyError, TypeError, ValueError: `summary` is not the filter's shape.
+    """
+    outcome = str(summary["outcome"])
+    if outcome not in OUTCOMES:
+        raise ValueError(f"outcome {outcome!r} is not one of {', '.join(OUTCOMES)}")
     return AcceptanceRecord(
         name=name,
-        team=seen.team,
-        queue=seen.queue,
-        pool=seen.pool,
-        pods=seen.pods,
-        gpus=seen.pods * seen.gpus_per_pod,
-        started=seen.started,
-        finished=max(seen.finished, seen.started),
+        team=str(summary["team"]),
+        queue=str(summary["queue"]),
+        pool=str(summary["pool"]),
+        pods=int(summary["pods"]),
+        gpus=int(summary["gpus"]),
+        started=datetime.fromisoformat(str(summary["started"])),
+        finished=datetime.fromisoformat(str(summary["finished"])),
         outcome=outcome,
-        units=accepted_units(seen.trainer) if outcome == "accepted" else 0.0,
-        verdict=verdict,
+        units=float(summary["units"]),
+        verdict=str(summary["verdict"]),
         results=tuple(results),
-        queue_wait_s=seen.queue_wait_s,
-        cost_total=details.get("total"),
-        cost_per_unit=cost.get("measured") if cost.get("verdict") in ("pass", "warn") else None,
-        currency=seen.currency,
+        queue_wait_s=_number(summary.get("queue_wait_s")),
+        cost_total=_number(summary.get("cost_total")),
+        cost_per_unit=_number(summary.get("cost_per_unit")),
+        currency=str(summary.get("currency") or ""),
     )
+
+
+def _number(value: Any) -> float | None:
+    return None if value is None else float(value)
 
 
 def read_report(path: Path, run: RunResult, inventory: Path) -> Acceptance:
@@ -111,8 +109,8 @@ def read_report(path: Path, run: RunResult, inventory: Path) -> Acceptance:
     """
     try:
         data = json.loads(path.read_text())
-        name, results, raw = str(data["run"]), tuple(data["results"]), data["observed"]
-        record = record_of(name, results, raw)
+        name, results = str(data["run"]), tuple(data["results"])
+        record = record_of(name, results, data["summary"])
         return Acceptance(run=run, inventory=inventory, name=name, results=results, record=record)
     except FileNotFoundError:
         raise NotAssessedError(

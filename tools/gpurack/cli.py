@@ -27,7 +27,7 @@ common commands:
   gpurack queue -i INVENTORY                each team's Kueue queues, and why jobs wait
   gpurack accept -i INVENTORY               the acceptance test: seven rows and the cost per unit
   gpurack report latest                     the latest run as Markdown, HTML and JSON
-  gpurack report cost -i INVENTORY          a window's cost per accepted unit, with charts
+  gpurack cost -i INVENTORY                 a window's cost per accepted unit, with charts
 """
 
 EPILOG = """\

@@ -108,7 +108,10 @@ def checks_markdown() -> str:
         "remediation, evidence: {source, lines}, limit_source, percent, duration_s, details}` "
         "(`CheckResult` in `plugins/module_utils/results/model.py`); a check gives one result per "
         "component (the node, `GPU 3 (0000:19:00.0)`, `mlx5_5 port 1`). Verdicts: pass, warn, "
-        "fail, skip (with a reason).\n",
+        "fail, skip (with a reason).\n\n",
+        "The `switch` checks judge what is read off the host, the switches over SSH and the "
+        "host's lldpd: `playbooks/fabric.yml` (role switch_fabric) and `gpurack fabric` run them, "
+        "not preflight.\n",
         "\n## Verdicts\n\n",
         verdict_rule(),
     ]

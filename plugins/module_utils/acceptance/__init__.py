@@ -1,12 +1,13 @@
 # Copyright: (c) 2026, gpurack maintainers
 # Apache License 2.0 (see LICENSE)
 """The seed's acceptance test (DESIGN.md, "Acceptance"): its settings from the inventory
-(`settings`), the training job's log (`trainer_log`) and the seven rows with their verdicts
-(`rows`), results of the one result model.
+(`settings`), the training job's log (`trainer_log`), the seven rows with their verdicts
+(`table`), results of the one result model, and what the run comes to (`summary`: outcome,
+useful units, cost).
 
-Pure and stdlib only: the `acceptance_rows` filter runs them in playbooks/accept.yml, and
-`gpurack accept` reads the same rows back. Where the figures come from (the cluster, Kueue,
-the pods' logs) is the acceptance role's concern.
+Pure and stdlib only: the `acceptance_rows` and `acceptance_summary` filters run them in
+playbooks/accept.yml, and `gpurack accept` reads both back from the role's report. Where the
+figures come from (the cluster, Kueue, the pods' logs) is the acceptance role's concern.
 """
 
 from __future__ import annotations
@@ -28,11 +29,12 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance.setti
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance.settings import (
     read as read_settings,
 )
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance.table import (
-    accepted_units,
-    rows,
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance.summary import accepted_units
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance.summary import (
+    summary as run_summary,
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance.table import line as row_line
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance.table import rows
 
 __all__ = [
     "GPU_RESOURCES",
@@ -48,5 +50,6 @@ __all__ = [
     "read_settings",
     "row_line",
     "rows",
+    "run_summary",
     "true_condition",
 ]

@@ -23,9 +23,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance import trainer_log
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance.observe import Observed
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance.settings import AT_MOST, Settings
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance.summary import useful_units
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.cost.model import (
     Allocation,
     CostError,
@@ -257,25 +257,13 @@ def _labels(seen: Observed, price: Mapping[str, Any]) -> CheckResult:
     )
 
 
-def accepted_units(report: trainer_log.TrainerReport) -> float:
-    """The samples of useful work: the final step reached times the samples per step (work
-    lost to a restart is not counted)."""
-    final = report.final
-    if final is None or final.done is None:
-        return 0.0
-    steps = int(final.done.get("steps") or 0)
-    done_here = max(steps - int((final.resume or {}).get("step") or 0), 0)
-    per_step = float(final.done.get("samples") or 0.0) / done_here if done_here else 0.0
-    return steps * per_step
-
-
 def _cost(seen: Observed, settings: Settings) -> CheckResult:
     head = Head("accept.cost", "Useful work against the baseline", seen.team)
     if not seen.admitted:
         return head.missing(Verdict.SKIP, "not admitted: the job held no GPUs, so nothing was spent or done")
     if seen.gpu_hour is None or not seen.pool:
         return head.missing(Verdict.SKIP, f"pool {seen.pool or '?'} has no gpurack_pool.cost.gpu_hour")
-    units = 0.0 if seen.job_failed else accepted_units(seen.trainer)
+    units = useful_units(seen)
     gpus = seen.pods * seen.gpus_per_pod
     outcome: Outcome = "failed" if seen.job_failed else "accepted"
     try:

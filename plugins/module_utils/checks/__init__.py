@@ -1,6 +1,7 @@
 # Copyright: (c) 2026, gpurack maintainers
 # Apache License 2.0 (see LICENSE)
 """Node checks, one module per component; `run_checks` runs a tier's quick checks over facts.
+The switch checks (component `switch`) are registered here too, and run by switch_fabric.
 
 Each check's spec sits beside its function (`spec.CheckSpec`, `spec.check`). Importing this
 package registers every check, in the order of `COMPONENTS`; the expectations schema
@@ -20,6 +21,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks import ( 
     os,
     pcie,
     storage,
+    switch,
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.context import Context
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.expect import (
@@ -33,6 +35,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.registry 
     EXPECT_GROUPS,
     EXPECT_ORDER,
     FUNCTIONS,
+    OFF_HOST,
     SPECS,
     TIERS,
     CheckFn,
@@ -50,6 +53,7 @@ __all__ = [
     "COMPONENTS",
     "EXPECT_GROUPS",
     "EXPECT_ORDER",
+    "OFF_HOST",
     "PROVENANCE",
     "SCHEMA",
     "SPECS",
@@ -117,7 +121,7 @@ def run_checks(
     facts = facts if isinstance(facts, Mapping) else {}
     ctx = Context(facts, expect, pool if isinstance(pool, Mapping) else {})
     results: list[CheckResult] = []
-    for entry in checks_for_tier(tier):
+    for entry in checks_for_tier(tier, on_host=True):
         fn = FUNCTIONS.get(entry.id)
         if fn is None:
             results.append(skip(entry, f"a {entry.tier}-tier measurement, not derived from facts"))

@@ -28,7 +28,10 @@ Tier = Literal["quick", "standard", "burn-in"]
 TIERS: tuple[Tier, ...] = ("quick", "standard", "burn-in")
 
 # The component modules of this package, in the order their checks run and are documented.
-COMPONENTS: tuple[str, ...] = ("gpu", "pcie", "memory", "fabric", "os", "storage")
+COMPONENTS: tuple[str, ...] = ("gpu", "pcie", "memory", "fabric", "os", "storage", "switch")
+# Components whose checks judge what is read off the host (the switches over SSH): documented
+# and listed with the others, run by switch_fabric, never by run_checks over a host's facts.
+OFF_HOST: frozenset[str] = frozenset({"switch"})
 
 EXPECT = "gpurack_expect"
 # Below this share of its limit a measured check fails (each sets its own pass share).
@@ -152,10 +155,11 @@ def specs() -> tuple[CheckSpec, ...]:
     return tuple(sorted(SPECS.values(), key=_order))
 
 
-def checks_for_tier(tier: Tier | str) -> tuple[CheckSpec, ...]:
-    """Checks a run of `tier` includes: its own and every lower tier's."""
+def checks_for_tier(tier: Tier | str, *, on_host: bool = False) -> tuple[CheckSpec, ...]:
+    """Checks a run of `tier` includes: its own and every lower tier's (`on_host`: only those
+    judged from a host's facts and measurements, not the OFF_HOST components')."""
     upto = TIERS[: TIERS.index(tier) + 1]
-    return tuple(c for c in specs() if c.tier in upto)
+    return tuple(c for c in specs() if c.tier in upto and not (on_host and c.component in OFF_HOST))
 
 
 def model_expected(entry: CheckSpec, model: GpuModel) -> float | None:

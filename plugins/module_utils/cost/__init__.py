@@ -12,6 +12,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.cost.inputs impo
     site_costs,
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.cost.model import (
+    OUTCOMES,
     Allocation,
     Baseline,
     BaselineComparison,
@@ -25,6 +26,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.cost.model impor
 )
 
 __all__ = [
+    "OUTCOMES",
     "SITE_VARIABLE",
     "Allocation",
     "Baseline",

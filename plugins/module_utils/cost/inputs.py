@@ -13,7 +13,7 @@ gpurack_site_costs:          # group_vars/all/cost.yml, per month, in one curren
   operations: 3000
 ```
 
-The driver (`gpurack report cost`) and the acceptance role read them through these.
+The driver (`gpurack cost`) and the acceptance role read them through these.
 """
 
 from __future__ import annotations

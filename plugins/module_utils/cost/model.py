@@ -25,10 +25,11 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal
+from typing import Literal, get_args
 
 HOURS_PER_MONTH = 730.0  # 365 days x 24 h / 12
 Outcome = Literal["accepted", "failed", "other"]
+OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
 SITE_COSTS = ("network", "storage", "support", "operations")
 
 

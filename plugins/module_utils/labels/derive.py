@@ -31,7 +31,7 @@ PREFIX = "gpurack.io/"
 # Every key a pool (gpurack_pool) may have: anything else is refused, so a misspelt
 # `wrkload` is an error instead of a silently ignored key.
 POOL_KEYS = ("name", "workload", "sharing", "labels", "taints", "cost", "min_available", *SHARING_KEYS)
-# A pool's price (`gpurack_pool.cost`), for `gpurack report cost`: per GPU-hour, in the site's currency.
+# A pool's price (`gpurack_pool.cost`), for `gpurack cost`: per GPU-hour, in the site's currency.
 COST_KEYS = ("gpu_hour",)
 TAINT_KEYS = ("key", "value", "effect")
 WORKLOADS = ("distributed-training", "inference", "batch")

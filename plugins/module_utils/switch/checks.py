@@ -1,8 +1,9 @@
 # Copyright: (c) 2026, gpurack maintainers
 # Apache License 2.0 (see LICENSE)
 """The switch fabric's checks: the cabling plan against LLDP, each cabled port's state, MTU,
-speed, error counters and RoCE settings. Each spec sits beside its function; every result is
-the one result model's (CheckResult), on the server whose NIC the port serves, component = NIC.
+speed, error counters and RoCE settings. Their specs are registered with every other check
+(checks/switch.py); every result is the one result model's (CheckResult), on the server whose
+NIC the port serves, component = NIC.
 
 A mismatch names both ends: "gpu01 mlx5_3 should be on leaf1 Ethernet1/3; LLDP shows it on
 leaf2 Ethernet1/7".
@@ -13,79 +14,22 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks.registry import CheckSpec, result
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks import CheckSpec, result, spec
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.results.model import CheckResult, Verdict
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.host_lldp import HostNeighbor
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.model import Neighbor, Port, SwitchView
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.plan import FabricExpect, Link
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.platforms import platform_for
 
-PLAN = "gpurack_cabling (host_vars)"
 SOURCE = "switch"
 
-CABLING = CheckSpec(
-    "switch.cabling",
-    "Cabled as planned",
-    "quick",
-    "LLDP neighbours of every switch (and of the host, where lldpd runs) against gpurack_cabling",
-    "each planned NIC seen on its planned switch port, and no NIC of the server anywhere else",
-    PLAN,
-    "move the cable to the planned port, or correct gpurack_cabling if the plan is wrong",
-)
-CABLING_HOST = CheckSpec(
-    "switch.cabling.host",
-    "Cabled as planned (host LLDP)",
-    "quick",
-    "the switch and port that the server's own LLDP (lldpd) shows on each planned NIC's interface",
-    "the planned switch and port",
-    PLAN,
-    "move the cable to the planned port, or correct gpurack_cabling if the plan is wrong",
-)
-PORT_STATE = CheckSpec(
-    "switch.port.state",
-    "Switch port up",
-    "quick",
-    "the planned switch port's administrative and operational state",
-    "enabled and up",
-    PLAN,
-    "enable the port (no shutdown); if it stays down, check the cable, the optics and the NIC",
-)
-PORT_MTU = CheckSpec(
-    "switch.port.mtu",
-    "Switch port MTU",
-    "quick",
-    "the planned switch port's MTU",
-    "at least gpurack_fabric.mtu",
-    "gpurack_fabric.mtu (the pool's group_vars)",
-    "set the port's MTU: playbooks/fabric.yml with switch_fabric_configure=true, or config mode",
-)
-PORT_SPEED = CheckSpec(
-    "switch.port.speed",
-    "Switch port speed",
-    "quick",
-    "the planned switch port's speed",
-    "at least gpurack_expect.rdma.rate_gbps",
-    "gpurack_expect.rdma.rate_gbps (the pool's expectations)",
-    "check the optics and the port's speed setting; a lower speed often means a damaged cable",
-)
-PORT_ERRORS = CheckSpec(
-    "switch.port.errors",
-    "Switch port errors",
-    "quick",
-    "input and output error counters of the planned switch port since they were last cleared",
-    "no errors (a warning: counters are cumulative)",
-    "switch counters",
-    "clear the counters and watch them; rising CRC errors mean a cable or optic to replace",
-)
-PORT_ROCE = CheckSpec(
-    "switch.port.roce",
-    "RoCE settings",
-    "quick",
-    "PFC (the lossless priority) and ECN in the planned switch port's running configuration",
-    "PFC on for gpurack_fabric.pfc_priority, and ECN when gpurack_fabric.ecn",
-    "gpurack_fabric (the pool's group_vars)",
-    "apply the port's RoCE settings: playbooks/fabric.yml with switch_fabric_configure=true",
-)
+CABLING = spec("switch.cabling")
+CABLING_HOST = spec("switch.cabling.host")
+PORT_STATE = spec("switch.port.state")
+PORT_MTU = spec("switch.port.mtu")
+PORT_SPEED = spec("switch.port.speed")
+PORT_ERRORS = spec("switch.port.errors")
+PORT_ROCE = spec("switch.port.roce")
 
 Results = dict[str, list[CheckResult]]
 

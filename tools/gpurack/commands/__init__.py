@@ -25,6 +25,7 @@ BUILTIN: tuple[str, ...] = (
     "inventory",
     "queue",
     "report",
+    "cost",
     "platform",
     "lab",
 )

@@ -1,4 +1,4 @@
-"""The cost document (gpurack.report.cost) as files: cost.json, cost.md, cost.html and two
+"""The cost document (gpurack.cost) as files: cost.json, cost.md, cost.html and two
 charts (queue wait per job, GPUs allocated per pool over the window) as SVG images, which
 cost.md links and cost.html carries inline as data URIs, so the page stays one file.
 """

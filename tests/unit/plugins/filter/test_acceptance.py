@@ -3,6 +3,7 @@ in the cluster (API objects as Kubernetes returns them, the rank-0 pods' logs)."
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -15,6 +16,7 @@ from ansible_collections.gpurack.bootstrap.plugins.filter.acceptance import (
     acceptance_prices,
     acceptance_row_line,
     acceptance_rows,
+    acceptance_summary,
 )
 
 SPEC = {
@@ -156,4 +158,36 @@ def test_prices_and_nodes_and_lines() -> None:
         "acceptance_prices",
         "acceptance_row_line",
         "acceptance_rows",
+        "acceptance_summary",
     }
+
+
+def test_the_summary_of_an_accepted_run() -> None:
+    rows = acceptance_rows(raw())
+    summary = acceptance_summary(raw(), rows)
+    assert summary["outcome"] == "accepted" and summary["verdict"] == "pass"
+    assert summary["units"] == pytest.approx(30 * 640 / 20)  # the cost row's units, the same rule
+    assert summary["units"] == _by_id(rows)["accept.cost"]["details"]["accepted_units"]
+    assert summary["cost_total"] == pytest.approx(0.2)
+    assert summary["cost_per_unit"] == _by_id(rows)["accept.cost"]["measured"]
+    assert (summary["gpus"], summary["queue_wait_s"]) == (2, 4.0)
+    assert summary["started"] == "2025-12-01T10:00:04+00:00"
+    json.dumps(summary)  # plain JSON types: the role writes it with to_nice_json
+
+
+def test_a_failed_row_fails_the_run_and_keeps_no_units() -> None:
+    rows = acceptance_rows(raw(), {"thresholds": {"restore_s": 10}})
+    summary = acceptance_summary(raw(), rows)
+    assert (summary["outcome"], summary["verdict"], summary["units"]) == ("failed", "fail", 0.0)
+
+
+def test_a_run_never_admitted_is_other_and_unpriced() -> None:
+    waiting = {"metadata": WORKLOAD["metadata"], "status": {"conditions": []}}
+    gathered = raw(workload=waiting, job={}, pods=[], logs={}, deleted={})
+    summary = acceptance_summary(gathered, acceptance_rows(gathered))
+    assert (summary["outcome"], summary["units"], summary["cost_per_unit"]) == ("other", 0.0, None)
+
+
+def test_the_summary_refuses_what_is_not_rows() -> None:
+    with pytest.raises(AnsibleFilterError, match="acceptance_summary"):
+        acceptance_summary(raw(), "rows")

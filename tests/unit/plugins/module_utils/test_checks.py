@@ -27,7 +27,7 @@ from .check_builders import (
 def test_run_checks_healthy_node_passes_every_quick_check() -> None:
     results = run_checks(node(), EXPECT, pool=POOL)
     assert summarise(results)["verdict"] == "pass"
-    assert {r["id"] for r in results} == {c.id for c in checks_for_tier("quick")}
+    assert {r["id"] for r in results} == {c.id for c in checks_for_tier("quick", on_host=True)}
     not_passed = {r["id"] for r in results if r["verdict"] != "pass"}
     assert not_passed == {"gpu.retired_pages.pending"}  # Hopper remaps rows: nothing to retire
 
@@ -45,7 +45,7 @@ def test_run_checks_results_have_the_shared_shape() -> None:
 
 
 def test_registry_covers_every_quick_catalogue_entry() -> None:
-    assert set(REGISTRY) == {c.id for c in CATALOGUE if c.tier == "quick"}
+    assert set(REGISTRY) == {c.id for c in CATALOGUE if c.tier == "quick" and c.component != "switch"}
 
 
 def test_summarise_counts_verdicts_and_fails_on_any_fail() -> None:
@@ -132,3 +132,11 @@ def test_every_spec_sits_in_its_component_module_and_schema_keys_come_from_specs
     assert "gpu.pcie.gen" in declared and "numa_nodes" in declared
     measured = [c for c in CATALOGUE if c.tier != "quick"]
     assert measured and all(c.id not in REGISTRY for c in measured)  # measured in gpubench
+
+
+def test_switch_checks_are_registered_but_never_run_over_a_hosts_facts() -> None:
+    switch = [c for c in CATALOGUE if c.component == "switch"]
+    assert {c.id for c in switch} >= {"switch.cabling", "switch.port.state", "switch.port.roce"}
+    assert {c.id for c in checks_for_tier("quick")} >= {c.id for c in switch}
+    ran = {r["id"] for r in run_checks(node(), EXPECT, pool=POOL) + run_checks({}, {}, tier="burn-in")}
+    assert not ran & {c.id for c in switch}

@@ -1,4 +1,4 @@
-"""`gpurack report cost`: a window's cost by the seed's formula from the recorded acceptance runs
+"""`gpurack cost`: a window's cost by the seed's formula from the recorded acceptance runs
 and Kueue's Workloads, checked against a case worked out by hand, and its files (JSON, Markdown,
 HTML with the two charts)."""
 
@@ -26,9 +26,10 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.cost.model impor
     amount,
 )
 from cli_helpers import invoke
-from gpurack.commands import report as report_command
+from gpurack import cost
+from gpurack.commands import cost as cost_command
 from gpurack.inventory import AcceptanceRecord, RunRecord, open_store
-from gpurack.report import charts, cost
+from gpurack.report import charts
 from gpurack.report.cost_page import CHARTS, chart_svgs, documents, markdown, money
 from kueue_objects import admitted
 from markdown_it import MarkdownIt
@@ -116,13 +117,13 @@ def test_the_window_costs_what_was_worked_out_by_hand(
     tmp_path: Path, db: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(
-        report_command.queue,
+        cost.window.queue,
         "fetch",
         lambda _kubeconfig: type("Objects", (), {"workloads": (_running_workload(),)})(),
     )
-    monkeypatch.setattr(report_command, "now", lambda: NOW)
+    monkeypatch.setattr(cost_command, "now", lambda: NOW)
     out = tmp_path / "out"
-    argv = ["report", "cost", "-i", _inventory(tmp_path), "--db", db, "--since", SINCE, "--until", UNTIL]
+    argv = ["cost", "-i", _inventory(tmp_path), "--db", db, "--since", SINCE, "--until", UNTIL]
     result = invoke(capsys, *argv, "--kueue", "--kubeconfig", tmp_path / "kubeconfig", "--output", out)
     assert result.code == 0, result.err
     doc = json.loads((out / "cost.json").read_text())
@@ -196,10 +197,15 @@ def test_a_workload_without_resource_usage_counts_its_pods_requests_and_a_failed
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["report", "cost"], "needs -i INVENTORY"),
-        (["report", "cost", "-i", "{inv}", "--since", "yesterday"], "not a time: 'yesterday'"),
-        (["report", "cost", "-i", "{inv}", "--since", SINCE, "--until", SINCE], "must be before --until"),
-        (["report", "3", "--since", "1d"], "--since: only with 'gpurack report cost'"),
+        (["cost"], "the following arguments are required: -i/--inventory"),
+        (["cost", "-i", "{inv}", "--since", "yesterday"], "not a time: 'yesterday'"),
+        (["cost", "-i", "{inv}", "--since", SINCE, "--until", SINCE], "must be before --until"),
+        (["report", "3", "--since", "1d"], "unrecognized arguments: --since 1d"),
+        (
+            ["report", "cost"],
+            "RUN must be a run id or 'latest', got 'cost' (a window's cost is 'gpurack cost')",
+        ),
+        (["cost", "-i", "{inv}", "--kubeconfig", "k"], "--kubeconfig: only with --kueue"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_64(
@@ -220,16 +226,14 @@ def test_money_keeps_four_significant_digits_below_one(amount: float, shown: str
 
 
 def test_relative_times_count_back_from_now() -> None:
-    assert report_command.moment("12h", NOW) == NOW - timedelta(hours=12)
-    assert report_command.moment("2026-12-01", NOW) == datetime(2026, 12, 1, tzinfo=UTC)
+    assert cost_command.moment("12h", NOW) == NOW - timedelta(hours=12)
+    assert cost_command.moment("2026-12-01", NOW) == datetime(2026, 12, 1, tzinfo=UTC)
 
 
 def _doc(tmp_path: Path) -> dict[str, Any]:
     window = Window(T0, T0 + timedelta(hours=10))
-    from gpurack import cost_inventory
-
     jobs = cost.from_runs([type("View", (), {"record": r})() for r in RUNS])  # type: ignore[misc]
-    return cost.build(window, cost_inventory.read(_inventory(tmp_path)), jobs, None, ["acceptance"])
+    return cost.build(window, cost.read_inputs(_inventory(tmp_path)), jobs, None, ["acceptance"])
 
 
 def test_the_charts_are_svg_images_with_one_bar_per_queued_job_and_a_line_per_pool(tmp_path: Path) -> None:
@@ -294,14 +298,14 @@ def test_money_is_finite_and_not_negative_and_zero_only_where_allowed() -> None:
 def test_a_time_no_calendar_holds_is_one_line_and_exit_64(
     tmp_path: Path, db: str, capsys: pytest.CaptureFixture[str], since: str, message: str
 ) -> None:
-    result = invoke(capsys, "report", "cost", "-i", _inventory(tmp_path), "--db", db, "--since", since)
+    result = invoke(capsys, "cost", "-i", _inventory(tmp_path), "--db", db, "--since", since)
     assert result.code == 64 and message in result.err, result
     assert len(result.err.splitlines()) == 1
 
 
 def _cost(tmp_path: Path, db: str, capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, Any]:
     out = tmp_path / "out"
-    result = invoke(capsys, "report", "cost", "-i", _inventory(tmp_path), "--db", db, "--output", out, *argv)
+    result = invoke(capsys, "cost", "-i", _inventory(tmp_path), "--db", db, "--output", out, *argv)
     assert result.code == 0, result.err
     return dict(json.loads((out / "cost.json").read_text()))
 
@@ -309,7 +313,7 @@ def _cost(tmp_path: Path, db: str, capsys: pytest.CaptureFixture[str], *argv: st
 def test_a_window_into_the_future_is_costed_up_to_now_and_says_so(
     tmp_path: Path, db: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(report_command, "now", lambda: NOW)
+    monkeypatch.setattr(cost_command, "now", lambda: NOW)
     doc = _cost(tmp_path, db, capsys, "--since", SINCE, "--until", "2026-12-08T22:00:00Z")
     assert doc["window"]["until"] == "2026-12-01T22:00:00Z" and doc["window"]["hours"] == 12
     assert doc["window"]["clipped"] == [
@@ -322,7 +326,7 @@ def test_a_window_into_the_future_is_costed_up_to_now_and_says_so(
 def test_a_window_before_anything_was_recorded_starts_at_the_first_record(
     tmp_path: Path, db: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(report_command, "now", lambda: NOW)
+    monkeypatch.setattr(cost_command, "now", lambda: NOW)
     doc = _cost(tmp_path, db, capsys, "--since", "2020-01-01", "--until", UNTIL)
     assert doc["window"]["since"] == "2026-12-01T09:00:00Z"  # accept-c, the first record
     assert doc["window"]["clipped"][0].startswith("nothing was recorded before 2026-12-01T09:00:00Z")
@@ -334,14 +338,14 @@ def test_a_window_with_nothing_recorded_at_all_is_refused(
     url = f"sqlite:///{tmp_path / 'empty.db'}"
     with open_store(url):
         pass
-    result = invoke(capsys, "report", "cost", "-i", _inventory(tmp_path), "--db", url)
+    result = invoke(capsys, "cost", "-i", _inventory(tmp_path), "--db", url)
     assert result.code == 64 and "nothing to cost" in result.err, result
 
 
 def test_impossible_records_are_listed_not_priced_and_not_dropped(
     tmp_path: Path, db: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(report_command, "now", lambda: NOW)
+    monkeypatch.setattr(cost_command, "now", lambda: NOW)
     with open_store(db) as store:
         huge = _run("accept-huge", "h200", 900, (2, 4), ("accepted", 10.0))  # the pool has 2 GPUs
         store.record_acceptance(RunRecord(kind="accept", source="inventory:x", started=huge.started), huge)

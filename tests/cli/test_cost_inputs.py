@@ -9,7 +9,7 @@ import pytest
 import yaml
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.cost.inputs import pools_from_hosts
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.cost.model import CostError
-from gpurack import cost_inventory
+from gpurack import cost
 from gpurack.errors import UsageError
 
 
@@ -40,7 +40,7 @@ def _pool(name: str, gpus: int, price: object = 2.5) -> dict[str, Any]:
 
 def test_pools_count_their_hosts_gpus_and_the_site_costs_are_monthly(tmp_path: Path) -> None:
     site = {"currency": "EUR", "network": 1200, "storage": 800.5, "operations": 3000}
-    inputs = cost_inventory.read(
+    inputs = cost.read_inputs(
         _site(tmp_path, {"h100": _pool("h100", 8, 2.5), "h200": _pool("h200", 1, 4)}, site)
     )
     assert inputs.capacity == {"h100": 16, "h200": 2}
@@ -50,7 +50,7 @@ def test_pools_count_their_hosts_gpus_and_the_site_costs_are_monthly(tmp_path: P
 
 
 def test_without_site_costs_only_the_gpus_are_priced(tmp_path: Path) -> None:
-    inputs = cost_inventory.read(_site(tmp_path, {"h100": _pool("h100", 8)}))
+    inputs = cost.read_inputs(_site(tmp_path, {"h100": _pool("h100", 8)}))
     assert inputs.prices.monthly == {} and inputs.currency == ""
 
 
@@ -72,7 +72,7 @@ def test_bad_cost_inputs_are_one_line(
     tmp_path: Path, pools: dict[str, Any], site: object, message: str
 ) -> None:
     with pytest.raises(UsageError, match=message):
-        cost_inventory.read(_site(tmp_path, pools, site))
+        cost.read_inputs(_site(tmp_path, pools, site))
 
 
 def test_two_prices_for_one_pool_are_refused() -> None:
@@ -84,4 +84,4 @@ def test_two_prices_for_one_pool_are_refused() -> None:
 def test_an_inventory_without_pools_has_nothing_to_cost(tmp_path: Path) -> None:
     (tmp_path / "hosts.yml").write_text(yaml.safe_dump({"all": {"hosts": {"cp1": {}}}}))
     with pytest.raises(UsageError, match="no host has a gpurack_pool; nothing to cost"):
-        cost_inventory.read(tmp_path / "hosts.yml")
+        cost.read_inputs(tmp_path / "hosts.yml")
