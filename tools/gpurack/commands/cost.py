@@ -8,9 +8,9 @@ import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from gpurack import cost, project, render, report
+from gpurack import cost, project, render
 from gpurack.commands.queue import kubeconfig
-from gpurack.commands.report import formats_arg
+from gpurack.commands.report import add_document_arguments
 from gpurack.errors import ExitCode, UsageError
 from gpurack.report import cost_page
 
@@ -71,23 +71,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="also count the GPU Workloads Kueue holds in the cluster, beside the recorded acceptance runs",
     )
     parser.add_argument("--kubeconfig", type=Path, metavar="PATH", help="with --kueue: the admin kubeconfig")
-    parser.add_argument(
-        "--db", metavar="URL", help="inventory database (default: $GPURACK_DB, else the SQLite file)"
-    )
-    parser.add_argument(
-        "--output", type=Path, metavar="DIR", help="folder for the files (default: ./gpurack-cost)"
-    )
-    parser.add_argument(
-        "--force", action="store_true", help="replace cost files already in the folder (default: refuse)"
-    )
-    parser.add_argument(
-        "--format",
-        dest="formats",
-        type=formats_arg,
-        default=report.FORMATS,
-        metavar="md,html,json",
-        help="which documents to write (default: all three)",
-    )
+    add_document_arguments(parser, "cost", "./gpurack-cost")
     parser.set_defaults(handler=handle)
 
 

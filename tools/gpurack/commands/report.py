@@ -35,14 +35,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     """Add `gpurack report` to the CLI."""
     parser = subparsers.add_parser("report", help="write a run's report: Markdown, HTML and JSON")
     parser.add_argument("run", type=_run_arg, metavar="RUN", help="run id from the inventory, or 'latest'")
+    add_document_arguments(parser, "report", "./gpurack-report-run-N")
+    parser.set_defaults(handler=handle)
+
+
+def add_document_arguments(parser: argparse.ArgumentParser, kind: str, default_folder: str) -> None:
+    """--db, --output, --force and --format: where a document is read from and written to
+    (`gpurack report` and `gpurack cost`)."""
     parser.add_argument(
         "--db", metavar="URL", help="inventory database (default: $GPURACK_DB, else the SQLite file)"
     )
     parser.add_argument(
-        "--output", type=Path, metavar="DIR", help="folder for the files (default: ./gpurack-report-run-N)"
+        "--output", type=Path, metavar="DIR", help=f"folder for the files (default: {default_folder})"
     )
     parser.add_argument(
-        "--force", action="store_true", help="replace report files already in the folder (default: refuse)"
+        "--force", action="store_true", help=f"replace {kind} files already in the folder (default: refuse)"
     )
     parser.add_argument(
         "--format",
@@ -52,7 +59,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="md,html,json",
         help="which documents to write (default: all three)",
     )
-    parser.set_defaults(handler=handle)
 
 
 def handle(args: argparse.Namespace) -> int:
