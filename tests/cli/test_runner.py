@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -309,3 +310,18 @@ def test_scrub_drops_a_command_file_it_cannot_read(tmp_path: Path) -> None:
     runfolder.scrub(run_dir)
     assert not (run_dir / "artifacts/0f/command").exists()
     _assert_private_and_clean(run_dir)
+
+
+def test_playbooks_run_with_mitogens_strategy_unless_turned_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ANSIBLE_STRATEGY", raising=False)
+    monkeypatch.delenv(runner.MITOGEN_ENV, raising=False)
+    monkeypatch.setenv("ANSIBLE_STRATEGY_PLUGINS", "/site/strategies")
+    env = runner._envvars()
+    assert env["ANSIBLE_STRATEGY"] == "mitogen_linear"
+    mitogen, site = env["ANSIBLE_STRATEGY_PLUGINS"].split(os.pathsep)
+    assert (Path(mitogen) / "mitogen_linear.py").is_file() and site == "/site/strategies"
+    monkeypatch.setenv(runner.MITOGEN_ENV, "0")
+    assert "ANSIBLE_STRATEGY" not in runner._envvars()
+    monkeypatch.delenv(runner.MITOGEN_ENV)
+    monkeypatch.setenv("ANSIBLE_STRATEGY", "free")  # the caller's choice stands
+    assert "ANSIBLE_STRATEGY" not in runner._envvars()
