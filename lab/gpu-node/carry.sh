@@ -43,6 +43,7 @@ python3 lab/k8s-build/mkimage.py --ref registry.gpurack.lab/gpu-probe:1 --out "$
   --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux_2_28_x86_64 \
   "ansible-core==$(.venv/bin/python -c 'from ansible.release import __version__; print(__version__)')" \
   rich sqlalchemy alembic
+.venv/bin/pip wheel -q --no-deps -w "$dest/wheels" .  # the driver, installed there as on a node
 .venv/bin/ansible-galaxy collection build --force --output-path "$dest/collection" . >/dev/null
 du -sh "$dest"
 

@@ -148,12 +148,15 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
 host_python=$(python3 -c 'import sys; print(sys.executable)')
 torch_site=$(python3 -c 'import os, torch; print(os.path.dirname(os.path.dirname(torch.__file__)))' 2>/dev/null)
 echo "python $host_python, torch under ${torch_site:-none}"
-PYTHONPATH=/opt/gpurack-ansible:tools:.collections GPURACK_STATE_DIR=/tmp/gpurack-host \
-  python3 -m gpurack validate --local --tier standard --json --no-record >"$LOGS/host-standard.json" 2>"$LOGS/host-standard.err"
+# gpurack as installed on a node: the driver's wheel and the collection from its tarball (out of
+# the checkout, so that the installed collection is the one found).
+(cd /tmp && PYTHONPATH=/opt/gpurack-ansible ANSIBLE_COLLECTIONS_PATH=/opt/gpurack-collections \
+  GPURACK_STATE_DIR=/tmp/gpurack-host python3 -m gpurack validate --local --tier standard --json --no-record \
+  >"$LOGS/host-standard.json" 2>"$LOGS/host-standard.err")
 echo "host: rc $?"
-python3 lab/gpu-node/pods.py "$PWD" "${torch_site:-/usr}" >"$LOGS/pods.json"
+python3 lab/gpu-node/pods.py "${torch_site:-/usr}" >"$LOGS/pods.json"
 kapi post /api/v1/namespaces/default/pods "$LOGS/pods.json" >/dev/null || status=1
-python3 lab/gpu-node/pods.py "$PWD" "${torch_site:-/usr}" --no-gpu >"$LOGS/pod-no-gpu.json"
+python3 lab/gpu-node/pods.py "${torch_site:-/usr}" --no-gpu >"$LOGS/pod-no-gpu.json"
 kapi post /api/v1/namespaces/default/pods "$LOGS/pod-no-gpu.json" >/dev/null || status=1
 for pod in gpurack-validate no-gpu; do
   kapi wait /api/v1/namespaces/default/pods/$pod 'o["status"]["phase"] in ("Succeeded", "Failed")' 180 || status=1
@@ -169,7 +172,7 @@ grep -q "nvidia-smi rc=0" "$LOGS/no-gpu.log" && { echo "nvidia-smi worked withou
 python3 lab/gpu-node/ratios.py "$LOGS/host-standard.json" "$LOGS/gpurack-validate.log" | tee "$LOGS/ratios.txt" || status=1
 
 step "the validation role: the quick checks on the host, then the Node's validating taint"
-python3 -c 'import kubernetes' 2>/dev/null || { echo "no Python client of Kubernetes: run the stage3c unpack trip"; exit 1; }
+PYTHONPATH=/opt/gpurack-ansible python3 -c 'import kubernetes' 2>/dev/null || { echo "no Python client of Kubernetes: run the stage3c unpack trip"; exit 1; }
 PYTHONPATH=/opt/gpurack-ansible ANSIBLE_COLLECTIONS_PATH=/opt/gpurack-collections ANSIBLE_CONFIG=$PWD/ansible.cfg \
   python3 -m ansible.cli.playbook -i localhost, -c local playbooks/validate.yml -e gpurack_hosts=localhost \
   -e @lab/inventory/group_vars/lab_h200x1/pool.yml -e @lab/inventory/group_vars/lab_h200x1/expect.yml \

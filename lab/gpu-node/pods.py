@@ -1,13 +1,14 @@
 """The two pods of node-stage.sh, as JSON for the API server.
 
 `gpurack-validate` asks for `nvidia.com/gpu: 1` and runs `gpurack validate --local --tier
-standard` with the host's own Python and PyTorch (read-only host paths: /usr, the torch site if
-elsewhere, the unpacked wheels and the checkout) in a nearly empty image whose /bin and /lib64
-are its own, so that the CDI device's mounts (`/bin/nvidia-smi`, `/lib64/libcuda.so.*`) land in
-the image and not in the read-only host /usr. It tolerates the validating taint, as gpurack's
+standard` with the host's own Python and PyTorch and gpurack as installed there (read-only host
+paths: /usr, the torch site if elsewhere, the unpacked wheels with the driver's, and the
+installed collection) in a nearly empty image whose /bin and /lib64 are its own, so that the
+CDI device's mounts (`/bin/nvidia-smi`, `/lib64/libcuda.so.*`) land in the image and not in
+the read-only host /usr. It tolerates the validating taint, as gpurack's
 validation pods do. `no-gpu` asks for nothing and looks for the GPU.
 
-    python3 pods.py CHECKOUT TORCH_SITE [--no-gpu]
+    python3 pods.py TORCH_SITE [--no-gpu]
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 IMAGE_HOST_PYTHON = "registry.gpurack.lab/host-python:1"
 IMAGE_PROBE = "registry.gpurack.lab/gpu-probe:1"
 WHEELS = "/opt/gpurack-ansible"
+COLLECTIONS = "/opt/gpurack-collections"
 
 
 def _mount(name: str, path: str, into: str | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -26,13 +28,13 @@ def _mount(name: str, path: str, into: str | None = None) -> tuple[dict[str, Any
     return volume, {"name": name, "mountPath": into or path, "readOnly": True}
 
 
-def validate_pod(checkout: str, torch_site: str) -> dict[str, Any]:
-    mounts = [_mount("usr", "/usr"), _mount("wheels", WHEELS), _mount("checkout", checkout, "/work")]
+def validate_pod(torch_site: str) -> dict[str, Any]:
+    mounts = [_mount("usr", "/usr"), _mount("wheels", WHEELS), _mount("collections", COLLECTIONS)]
     if not torch_site.startswith("/usr/"):
         mounts.append(_mount("torch", torch_site))
     env = {
-        "PYTHONPATH": f"{WHEELS}:/work/tools:/work/.collections"
-        + ("" if torch_site.startswith("/usr/") else f":{torch_site}"),
+        "PYTHONPATH": WHEELS + ("" if torch_site.startswith("/usr/") else f":{torch_site}"),
+        "ANSIBLE_COLLECTIONS_PATH": COLLECTIONS,
         "GPURACK_STATE_DIR": "/tmp/gpurack",
         "HOME": "/tmp",
         "LC_ALL": "C.UTF-8",
@@ -88,5 +90,5 @@ def _pod(name: str, container: dict[str, Any], volumes: list[dict[str, Any]]) ->
 
 
 if __name__ == "__main__":
-    pod = no_gpu_pod() if "--no-gpu" in sys.argv else validate_pod(sys.argv[1], sys.argv[2])
+    pod = no_gpu_pod() if "--no-gpu" in sys.argv else validate_pod(sys.argv[1])
     print(json.dumps(pod))

@@ -18,7 +18,7 @@ import pytest
 from gpurack import cli
 from gpurack_lab import docker, lab_kubernetes
 from gpurack_lab.state import NETWORK as LAB_NETWORK
-from lab_helpers import CLUSTER_WORKERS, LabCluster, docker_unusable, lab_leftovers
+from lab_helpers import CLUSTER_WORKERS, SITE_RUNS, LabCluster, docker_unusable, lab_leftovers
 
 
 def _shared_conftest() -> ModuleType:
@@ -98,3 +98,17 @@ def _private_state(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: 
         state = request.getfixturevalue("lab_cluster").state_dir
     monkeypatch.setenv("GPURACK_DB", str(tmp_path / "gpurack-state" / "inventory.db"))
     monkeypatch.setenv("GPURACK_STATE_DIR", str(state))
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """The session's whole-rack site runs: the first (it changed hosts) beside the converged
+    re-runs (changed nothing), for docs/performance.md; a figure, not a test."""
+    first = next((run for run in SITE_RUNS if run["changed_hosts"]), None)
+    again = sorted(run["seconds"] for run in SITE_RUNS if not run["changed_hosts"])
+    if first is None or not again:
+        return
+    median = again[len(again) // 2]
+    terminalreporter.write_line(
+        f"site runs: first {first['seconds']} s (changed {first['changed_hosts']} hosts); "
+        f"{len(again)} converged re-run(s), median {median} s = {median / first['seconds']:.0%} of the first"
+    )

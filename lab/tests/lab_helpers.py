@@ -39,11 +39,22 @@ def docker_unusable() -> str | None:
     return None
 
 
+# Every whole-rack `gpurack run site` of the session: its seconds and how many hosts it changed
+# (conftest.py prints the first run beside the converged re-runs at the end).
+SITE_RUNS: list[dict[str, Any]] = []
+
+
 def json_run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, Any]]:
     """`gpurack ARGV --json`: its exit code and the JSON it printed."""
+    started = time.monotonic()
     code = cli.main([*argv, "--json"])
+    seconds = time.monotonic() - started
     out = capsys.readouterr().out
-    return code, json.loads(out[out.index("{") :])
+    result: dict[str, Any] = json.loads(out[out.index("{") :])
+    if argv[:2] == ["run", "site"] and not {"-l", "--limit"} & set(argv) and code == 0:
+        changed = sum(1 for host in result.get("hosts", []) if host.get("changed"))
+        SITE_RUNS.append({"seconds": round(seconds, 1), "changed_hosts": changed})
+    return code, result
 
 
 def ssh(host: str, command: str, timeout_s: float = 120) -> subprocess.CompletedProcess[str]:

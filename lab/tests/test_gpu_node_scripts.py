@@ -24,7 +24,7 @@ def _load(name: str) -> ModuleType:
 
 def test_the_validate_pod_asks_for_one_gpu_and_mounts_the_host_read_only() -> None:
     pods = _load("pods")
-    pod = pods.validate_pod("/srv/checkout", "/opt/torch/.venv/lib/python3.12/site-packages")
+    pod = pods.validate_pod("/opt/torch/.venv/lib/python3.12/site-packages")
     (container,) = pod["spec"]["containers"]
     assert container["resources"] == {"limits": {"nvidia.com/gpu": 1}}
     assert "--tier" in container["command"] and "standard" in container["command"]
@@ -33,12 +33,14 @@ def test_the_validate_pod_asks_for_one_gpu_and_mounts_the_host_read_only() -> No
     assert paths == {
         "/usr",
         "/opt/gpurack-ansible",
-        "/srv/checkout",
+        "/opt/gpurack-collections",
         "/opt/torch/.venv/lib/python3.12/site-packages",
     }
+    env = {e["name"]: e["value"] for e in container["env"]}
+    assert env["ANSIBLE_COLLECTIONS_PATH"] == "/opt/gpurack-collections"  # the installed collection
     assert pod["spec"]["tolerations"][0]["key"] == "gpurack.io/validating"
     # A torch under /usr needs no mount of its own.
-    assert len(pods.validate_pod("/c", "/usr/lib/python3/dist-packages")["spec"]["volumes"]) == 3
+    assert len(pods.validate_pod("/usr/lib/python3/dist-packages")["spec"]["volumes"]) == 3
 
 
 def test_the_pod_without_a_gpu_asks_for_nothing_and_mounts_nothing() -> None:

@@ -13,15 +13,13 @@ from __future__ import annotations
 
 import base64
 import json
-import os
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from gpurack import cli, project, prometheus
+from gpurack import cli, prometheus
 from gpurack_lab import lab_kubernetes, rack
 from gpurack_lab.state import load
 from kubernetes import client, config
@@ -81,9 +79,7 @@ def test_site_builds_a_labelled_validated_cluster(
     inventory = str(rack.hosts_file().parent)
     _assert_lab_up_again_changes_nothing(lab, capsys)
     _assert_hosts_replay_their_hardware()
-    started = time.monotonic()
     code, first = json_run(["run", "site", "-i", inventory], capsys)
-    first_s = time.monotonic() - started
     assert code == 0, first
     _assert_prepared_state()
     config.load_kube_config(config_file=str(lab_kubernetes.kubeconfig()))
@@ -113,9 +109,7 @@ def test_site_builds_a_labelled_validated_cluster(
     _assert_pod_network(core)
 
     # A second run changes nothing.
-    started = time.monotonic()
     code, second = json_run(["run", "site", "-i", inventory], capsys)
-    _print_site_figures(first_s, time.monotonic() - started)
     assert code == 0, second
     assert [h for h in second["hosts"] if h["changed"]] == [], second
 
@@ -125,19 +119,6 @@ def test_site_builds_a_labelled_validated_cluster(
     _assert_grown_worker_joins_alone(lab, core, inventory, capsys)
     _assert_join_token_deleted_when_the_first_host_is_joined(core, inventory, capsys)
     _assert_preflight_fails_only_the_faulty_worker(lab, inventory, tmp_path / "reports", capsys)
-
-
-def _print_site_figures(first_s: float, rerun_s: float) -> None:
-    """The first site run and the converged re-run, for docs/performance.md (printed and kept in
-    <state>/site-figures.json; a figure, not a test: make bench-* holds the goals)."""
-    figures = {
-        "site first run (s)": round(first_s, 1),
-        "site converged re-run (s)": round(rerun_s, 1),
-        "re-run / first run": round(rerun_s / first_s, 3),
-        "strategy": os.environ.get("ANSIBLE_STRATEGY") or "gpurack run's default (mitogen_linear)",
-    }
-    (project.state_dir() / "site-figures.json").write_text(json.dumps(figures, indent=1) + "\n")
-    print(f"\nsite figures: {figures}")
 
 
 def _assert_lab_up_again_changes_nothing(lab: LabCluster, capsys: pytest.CaptureFixture[str]) -> None:
