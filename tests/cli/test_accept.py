@@ -122,6 +122,7 @@ def test_no_cluster_means_no_rows_and_exit_2(tmp_path: Path, capsys: pytest.Capt
         {"results": []},
         {"run": "accept-1", "results": [], "observed": {}},  # before the summary: not re-derived
         {"run": "accept-1", "results": [], "summary": {"outcome": "won"}},
+        {"run": "accept-1", "results": [], "summary": {"outcome": "accepted", "verdict": "great"}},
         {
             "run": "accept-1",
             "results": [],

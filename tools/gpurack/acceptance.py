@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.cost import OUTCOMES
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.results import node_verdict
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.results import Verdict
 
 from gpurack import runner
 from gpurack.errors import ExitCode, NotAssessedError
@@ -42,7 +42,8 @@ class Acceptance:
 
     @property
     def verdict(self) -> str:
-        return node_verdict(self.results).value
+        """The run's verdict as the role summed it up (the one rule, results.node_verdict)."""
+        return self.record.verdict
 
     @property
     def exit_code(self) -> ExitCode:
@@ -77,6 +78,7 @@ def record_of(
     outcome = str(summary["outcome"])
     if outcome not in OUTCOMES:
         raise ValueError(f"outcome {outcome!r} is not one of {', '.join(OUTCOMES)}")
+    verdict = Verdict.parse(str(summary["verdict"])).value
     return AcceptanceRecord(
         name=name,
         team=str(summary["team"]),
@@ -88,7 +90,7 @@ def record_of(
         finished=datetime.fromisoformat(str(summary["finished"])),
         outcome=outcome,
         units=float(summary["units"]),
-        verdict=str(summary["verdict"]),
+        verdict=verdict,
         results=tuple(results),
         queue_wait_s=_number(summary.get("queue_wait_s")),
         cost_total=_number(summary.get("cost_total")),
