@@ -112,6 +112,7 @@ def test_site_builds_a_labelled_validated_cluster(
     code, second = json_run(["run", "site", "-i", inventory], capsys)
     assert code == 0, second
     assert [h for h in second["hosts"] if h["changed"]] == [], second
+    _assert_a_hand_edit_is_put_back(inventory, capsys)
 
     _assert_inventory_label_added_then_removed(core, inventory, capsys)
     _assert_validation_taint_follows_the_verdict(core, inventory, capsys)
@@ -189,6 +190,20 @@ def _assert_labels_and_taints_from_the_facts(core: Any) -> None:
     assert _taints(w1) == [_pool_taint("lab-h200x1")]
     assert _taints(w2) == [_pool_taint("lab-hgx-h100x8-ib")]
     assert not _gpurack_labels(core.read_node("lab-cp1"))
+
+
+def _assert_a_hand_edit_is_put_back(inventory: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """A converged re-run skips os_tuning on its converge stamp; a managed file edited by hand
+    makes the stamp fail on that host only, and the role puts the file back."""
+    sysctls = "/etc/sysctl.d/90-gpurack.conf"
+    before = ssh("lab-w1", f"cat {sysctls}").stdout
+    assert ssh("lab-w1", f"echo 'vm.max_map_count = 1' >> {sysctls}").returncode == 0
+    code, fixed = json_run(
+        ["run", "prepare", "-i", inventory, "-l", "lab-w1,lab-w2", "-t", "os_tuning"], capsys
+    )
+    assert code == 0, fixed
+    assert {h["host"]: h["changed"] for h in fixed["hosts"]} == {"lab-w1": 1, "lab-w2": 0}, fixed
+    assert ssh("lab-w1", f"cat {sysctls}").stdout == before
 
 
 def _assert_inventory_label_added_then_removed(

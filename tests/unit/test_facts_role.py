@@ -36,6 +36,11 @@ PLAY = """
         name: gpurack.bootstrap.facts
       vars:
         facts_sources: [gpu, nic]
+    - name: Like nvidia_driver again
+      ansible.builtin.include_role:
+        name: gpurack.bootstrap.facts
+      vars:
+        facts_sources: [gpu, os]
     - name: Show what was read
       ansible.builtin.debug:
         msg: "FACTS {{ {'gpus': gpurack_gpu.count, 'nic': gpurack_nic.available, 'os': gpurack_os.available,
@@ -81,13 +86,14 @@ def _shown(out: str) -> dict[str, object]:
 
 @pytest.mark.parametrize("mode", [[], ["--check"]], ids=["run", "check"])
 def test_facts_role_reads_each_source_once_per_play_without_changes(tmp_path: Path, mode: list[str]) -> None:
-    proc = _play(tmp_path, *mode)
+    # A fact the inventory sets is never read from the node.
+    proc = _play(tmp_path, "-e", '{"gpurack_os": {"available": "from inventory"}}', *mode)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert _runs(proc.stdout, "Gather GPU facts") == ["ok", "skipping"]
-    assert _runs(proc.stdout, "Gather OS facts") == ["ok", "skipping"]
-    assert _runs(proc.stdout, "Gather NIC and RDMA facts") == ["skipping", "ok"]
-    assert _runs(proc.stdout, "Gather NVMe facts") == ["skipping", "skipping"]
-    assert _shown(proc.stdout) == {"gpus": 1, "nic": True, "os": True, "nvme": False, "errors": {}}
+    # One module run per include that still lacks a source; an include with all set is one skip.
+    assert _runs(proc.stdout, "Gather the facts not set yet") == ["included", "included", "skipping"]
+    assert _runs(proc.stdout, "Gather the hardware facts") == ["ok", "ok"]
+    shown = {"gpus": 1, "nic": True, "os": "from inventory", "nvme": False, "errors": {}}
+    assert _shown(proc.stdout) == shown
     assert re.search(r"localhost\s+: ok=\d+\s+changed=0\s", proc.stdout)
 
 
@@ -103,7 +109,7 @@ def test_facts_role_refresh_reads_again_and_records_a_failing_module(tmp_path: P
         tmp_path, "-e", f"gpurack_facts_root={broken}", play=play.replace("gpurack_nic.available", "0")
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert _runs(proc.stdout, "Gather GPU facts") == ["ok", "ok"]
+    assert _runs(proc.stdout, "Gather the hardware facts") == ["ok", "ok"]
     errors = _shown(proc.stdout)["errors"]
     assert isinstance(errors, dict) and list(errors) == ["gpurack_nvme"]
     assert "invalid JSON" in errors["gpurack_nvme"]["msg"]

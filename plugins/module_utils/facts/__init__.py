@@ -40,7 +40,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_model_
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_models import find_model
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.gpu_views import GpuFactsView, GpuView
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.nic import NicFactsView, gather_nic
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.node import gather_all
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.node import GATHERERS, gather_all
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.numa import gather_numa
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.nvme import gather_nvme
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.os import (
@@ -69,6 +69,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.facts.view impor
 
 __all__ = [
     "CAPTURE_COMMANDS",
+    "GATHERERS",
     "PCIE_RATES",
     "PCIE_SOURCE",
     "RC_NOT_FOUND",

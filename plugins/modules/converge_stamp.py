@@ -1,0 +1,220 @@
+#!/usr/bin/python
+# Copyright: (c) 2026, gpurack maintainers
+# Apache License 2.0 (see LICENSE)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: converge_stamp
+short_description: Say whether a role's converged state still holds on a host, or record it
+description:
+  - A role records, when it has run to its end, the digest of its inputs and the live state of
+    what it manages (O(probe)). On the next run it checks first; when the inputs and every probed
+    item are unchanged the role's tasks are skipped, so a converged re-run is cheap and still says
+    C(changed=0) truthfully. Any difference (a file edited by hand, a package upgraded, a mount
+    gone, a service stopped, a new role version or variable) makes the stamp not hold, and the
+    whole role runs.
+  - Stamps live in O(stamp_dir), one JSON file per O(name), written atomically.
+  - Recording a stamp is bookkeeping, not a change to the host, so it never reports C(changed).
+version_added: "0.4.0"
+author: gpurack maintainers (@gpurack)
+options:
+  name:
+    description: The stamp's name, usually the role's (C([a-z0-9_]+)).
+    type: str
+    required: true
+  state:
+    description: C(checked) reads the stamp and the live state; C(recorded) writes them.
+    type: str
+    choices: [checked, recorded]
+    default: checked
+  inputs:
+    description:
+      - What the role decides on (its variables, its own digest, the facts it reads).
+      - Only the digest is kept.
+    type: raw
+    default: {}
+  probe:
+    description:
+      - What the role manages. C(paths) are files, folders or links (owner, mode, content; C(/proc)
+        and C(/sys) values too); C(mounts) are mount points; C(packages) are dpkg or rpm package
+        names; C(services) are systemd units.
+    type: dict
+    default: {}
+  facts:
+    description:
+      - Facts the role sets, kept with the stamp (O(state=recorded)).
+      - They are returned as facts while the stamp holds.
+    type: dict
+    default: {}
+  stamp_dir:
+    description: Where the stamps are kept.
+    type: path
+    default: /var/lib/gpurack/converged
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+attributes:
+  check_mode:
+    support: full
+    details: C(checked) only reads; C(recorded) writes nothing in check mode.
+  diff_mode:
+    support: none
+    details: The stamp is bookkeeping; its reasons are returned instead.
+  platform:
+    platforms: linux
+"""
+
+EXAMPLES = r"""
+- name: Look whether the host still holds what this role made
+  gpurack.bootstrap.converge_stamp:
+    name: os_tuning
+    inputs: "{{ __os_tuning_converge_inputs }}"
+    probe:
+      paths: [/etc/sysctl.d/90-gpurack.conf, /proc/sys/vm/swappiness]
+      packages: [irqbalance]
+      services: [irqbalance]
+  register: __os_tuning_converged
+"""
+
+RETURN = r"""
+holds:
+  description: The inputs and every probed item are as recorded (always false for O(state=recorded)).
+  returned: always
+  type: bool
+reasons:
+  description: Why the stamp does not hold, one line each ([] when it holds or was just recorded).
+  returned: always
+  type: list
+  elements: str
+  sample: ["/etc/sysctl.d/90-gpurack.conf: file 0644 0:0 1f2e... -> absent"]
+ansible_facts:
+  description: The facts recorded with the stamp, while it holds.
+  returned: when the stamp holds
+  type: dict
+"""
+
+import glob
+import os
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.converge import (
+    Probe,
+    Stamp,
+    differences,
+    digest,
+    fstab_states,
+    load,
+    mount_states,
+    package_states,
+    path_state,
+    save,
+    service_states,
+)
+
+_NAME = re.compile(r"^[a-z0-9_]+$")
+_DPKG_FORMAT = "${Package}\t${Version}\t${db:Status-Abbrev}\n"
+_RPM_FORMAT = "%{NAME}\t%{VERSION}-%{RELEASE}\tii\n"
+
+
+def _command_output(module: AnsibleModule, argv: list[str]) -> str:
+    """stdout of a read-only query; a missing item makes these exit non-zero, which is fine."""
+    _rc, out, _err = module.run_command(argv, environ_update={"LC_ALL": "C"})
+    return str(out)
+
+
+def _packages(module: AnsibleModule, names: tuple[str, ...]) -> dict[str, str]:
+    if not names:
+        return {}
+    if shutil.which("dpkg-query"):
+        output = _command_output(module, ["dpkg-query", "-W", "-f", _DPKG_FORMAT, *names])
+    elif shutil.which("rpm"):
+        output = _command_output(module, ["rpm", "-q", "--qf", _RPM_FORMAT, *names])
+    else:
+        output = ""
+    return package_states(output, names)
+
+
+def _services(module: AnsibleModule, names: tuple[str, ...]) -> dict[str, str]:
+    if not names or not shutil.which("systemctl"):
+        return dict.fromkeys(names, "no systemd")
+    argv = ["systemctl", "show", "--property=Id,UnitFileState,ActiveState", "--", *names]
+    return service_states(_command_output(module, argv), names)
+
+
+def _paths(patterns: tuple[str, ...]) -> dict[str, str]:
+    state: dict[str, str] = {}
+    for pattern in patterns:
+        if not glob.has_magic(pattern):
+            state[f"path {pattern}"] = path_state(pattern)
+            continue
+        matches = sorted(glob.glob(pattern))
+        state |= {f"path {path}": path_state(path) for path in matches} or {f"path {pattern}": "no match"}
+    return state
+
+
+def _read(path: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return ""
+
+
+def live_state(module: AnsibleModule, probe: Probe) -> dict[str, str]:
+    """Every probed item's state, keyed by kind and name."""
+    state = _paths(probe.paths)
+    if probe.fstab:
+        entries = fstab_states(_read("/etc/fstab"), probe.fstab)
+        state |= {f"fstab {kind}": value for kind, value in entries.items()}
+    if probe.mounts:
+        mountinfo = _read("/proc/self/mountinfo")
+        state |= {f"mount {point}": value for point, value in mount_states(mountinfo, probe.mounts).items()}
+    state |= {f"package {name}": value for name, value in _packages(module, probe.packages).items()}
+    state |= {f"service {name}": value for name, value in _services(module, probe.services).items()}
+    return state
+
+
+def main() -> None:
+    module = AnsibleModule(
+        argument_spec={
+            "name": {"type": "str", "required": True},
+            "state": {"type": "str", "choices": ["checked", "recorded"], "default": "checked"},
+            "inputs": {"type": "raw", "default": {}},
+            "probe": {"type": "dict", "default": {}},
+            "facts": {"type": "dict", "default": {}},
+            "stamp_dir": {"type": "path", "default": "/var/lib/gpurack/converged"},
+        },
+        supports_check_mode=True,
+    )
+    params: dict[str, Any] = module.params
+    if not _NAME.match(params["name"]):
+        module.fail_json(msg=f"name must match [a-z0-9_]+, got {params['name']!r}")
+    try:
+        probe = Probe.from_mapping(params["probe"])
+    except ValueError as exc:
+        module.fail_json(msg=str(exc))
+    path = Path(params["stamp_dir"]) / f"{params['name']}.json"
+    inputs = digest(params["inputs"])
+    try:
+        state = live_state(module, probe)
+    except OSError as exc:
+        module.fail_json(msg=f"could not read the live state: {exc}")
+    if params["state"] == "recorded":
+        if not module.check_mode:
+            save(path, Stamp(inputs=inputs, state=state, facts=params["facts"]))
+        module.exit_json(changed=False, holds=False, reasons=[], stamp=os.fspath(path))
+    recorded = load(path)
+    reasons = differences(recorded, inputs, state)
+    if recorded is None or reasons:
+        module.exit_json(changed=False, holds=False, reasons=reasons, stamp=os.fspath(path))
+    else:
+        facts = dict(recorded.facts)
+        module.exit_json(changed=False, holds=True, reasons=[], stamp=os.fspath(path), ansible_facts=facts)
+
+
+if __name__ == "__main__":
+    main()
