@@ -108,6 +108,7 @@ def test_platform_queues_tenancy_and_inputs(
         figures["platform plays in the first site run (s)"] = first
 
     _assert_render_equals_the_cluster(inventory, tmp_path / "render")
+    _assert_inference_service_applied_refused_and_removed(inventory, capsys)
     _assert_queueing(inventory, capsys)
     _assert_tenancy()
     _assert_audit_log_records_jobs_and_secret_reads()
@@ -230,6 +231,63 @@ def _assert_render_equals_the_cluster(inventory: str, out: Path) -> None:
         live = resource.get(name=meta["name"], namespace=meta.get("namespace")).to_dict()
         body = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind")}
         assert _contains(live, body), f"{obj['kind']} {meta.get('namespace', '')}/{meta['name']} differs"
+
+
+# --- inference services -----------------------------------------------------------------------
+
+
+def _assert_inference_service_applied_refused_and_removed(
+    inventory: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """beta's service lands as a Deployment (its pod admitted under Pod Security "restricted" on
+    the inference pool's node), Service, PodDisruptionBudget and HPA; alpha's, on a pool it has
+    no quota for, is refused before any change; taken out of the inventory, beta's is deleted."""
+    teams = _lab_teams()
+    service = {
+        "name": "embed",
+        "pool": "lab-h200x1",
+        "model": "s3://beta/models/all-MiniLM-L6-v2/",
+        "image": "registry.gpurack.lab/pause:3.10.2",  # no runtime image yet: the objects are tested
+        "replicas": {"min": 1, "max": 1},
+        "resources": {"gpus": 0, "cpu": "100m", "memory": "64Mi"},
+    }
+    beta = next(t for t in teams if t["name"] == "beta")
+    beta["inference"] = [service]
+    argv = ["run", "platform", "-i", inventory, "-t", "inference"]
+    code, applied = json_run([*argv, "-e", json.dumps({"gpurack_teams": teams})], capsys)
+    assert code == 0, applied
+    apps, core = client.AppsV1Api(), client.CoreV1Api()
+    deployment = apps.read_namespaced_deployment("embed", "beta")
+    assert deployment.spec.template.spec.priority_class_name == "gpurack-inference"
+    budget = client.PolicyV1Api().read_namespaced_pod_disruption_budget("embed", "beta")
+    assert budget.spec.max_unavailable == 1
+    hpa = client.AutoscalingV2Api().read_namespaced_horizontal_pod_autoscaler("embed", "beta")
+    assert (hpa.spec.min_replicas, hpa.spec.max_replicas) == (1, 1)
+    assert core.read_namespaced_service("embed", "beta").spec.ports[0].port == 80
+    selector = "gpurack.io/inference-service=embed"
+    pods = _wait(
+        "embed's pod scheduled",
+        lambda: [
+            p for p in core.list_namespaced_pod("beta", label_selector=selector).items if p.spec.node_name
+        ],
+    )
+    assert pods[0].spec.node_name == "lab-w1", "the service's pod must land on its inference pool's node"
+
+    alpha = next(t for t in teams if t["name"] == "alpha")
+    alpha["inference"] = [{**service, "model": "s3://alpha/models/all-MiniLM-L6-v2/"}]
+    code, refused = json_run([*argv, "-e", json.dumps({"gpurack_teams": teams})], capsys)
+    assert code == ExitCode.FAILED, refused
+    assert [h["host"] for h in refused["hosts"] if h["changed"]] == [], refused
+    with pytest.raises(ApiException) as missing:
+        apps.read_namespaced_deployment("embed", "alpha")
+    assert missing.value.status == 404
+
+    code, removed = json_run(argv, capsys)
+    assert code == 0, removed
+    assert _gone_or_going(lambda: dict(apps.read_namespaced_deployment("embed", "beta").metadata.to_dict()))
+    with pytest.raises(ApiException) as deleted:
+        client.AutoscalingV2Api().read_namespaced_horizontal_pod_autoscaler("embed", "beta")
+    assert deleted.value.status == 404
 
 
 # --- queueing ---------------------------------------------------------------------------------

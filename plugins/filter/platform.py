@@ -1,6 +1,7 @@
 # Copyright: (c) 2026, gpurack maintainers
 # Apache License 2.0 (see LICENSE)
-"""Platform filters: platform_site and removed_team_objects (docs: their .yml files beside this one)."""
+"""Platform filters: platform_site, removed_team_objects and removed_inference_services (docs: their
+.yml files beside this one)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,9 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform import (
     PlatformInputError,
     site_from_hostvars,
+)
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform import (
+    removed_services as _removed_services,
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform import (
     removed_team_objects as _removed_team_objects,
@@ -49,8 +53,32 @@ def removed_team_objects(
     )
 
 
+def removed_inference_services(
+    objects: Sequence[Mapping[str, Any]], site: Mapping[str, Any]
+) -> list[dict[str, str]]:
+    """Every object of each inference service gpurack made that `site`'s teams no longer declare."""
+    teams = site.get("teams") if isinstance(site, Mapping) else None
+    if isinstance(objects, (str, bytes, Mapping)) or not isinstance(teams, list):
+        raise AnsibleFilterError(
+            "removed_inference_services expects a list of Kubernetes objects and the site "
+            "(platform_site's output)"
+        )
+    declared = [
+        (str(team["name"]), str(service["name"]))
+        for team in teams
+        if isinstance(team, Mapping)
+        for service in team.get("inference") or []
+        if isinstance(service, Mapping)
+    ]
+    return _removed_services((o for o in objects if isinstance(o, Mapping)), declared)
+
+
 class FilterModule:
     """gpurack.bootstrap platform filters."""
 
     def filters(self) -> dict[str, Callable[..., Any]]:
-        return {"platform_site": platform_site, "removed_team_objects": removed_team_objects}
+        return {
+            "platform_site": platform_site,
+            "removed_team_objects": removed_team_objects,
+            "removed_inference_services": removed_inference_services,
+        }

@@ -42,6 +42,7 @@ def test_render_example_writes_the_example_sites_objects(
     assert result.code == ExitCode.OK, result.err
     assert sorted(p.name for p in out.iterdir()) == [
         "gpu_operator.yaml",
+        "inference.yaml",
         "kueue.yaml",
         "observability.yaml",
         "tenancy.yaml",
@@ -49,7 +50,7 @@ def test_render_example_writes_the_example_sites_objects(
     site = platform.load_site(EXAMPLE)
     assert _documents(out / "tenancy.yaml") == build_objects(site, ("tenancy",))
     assert _documents(out / "kueue.yaml") == build_objects(site, ("kueue",))
-    for section in ("gpu_operator", "observability"):
+    for section in ("inference", "gpu_operator", "observability"):
         assert _documents(out / f"{section}.yaml") == build_objects(site, (section,))
     observability = {(d["kind"], d["metadata"]["name"]) for d in _documents(out / "observability.yaml")}  # type: ignore[index]
     assert ("ServiceAccount", "gpurack-prometheus") in observability

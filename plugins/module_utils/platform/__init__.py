@@ -29,7 +29,10 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.objects
     build_objects,
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.quantity import signed
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.removed import removed_team_objects
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.removed import (
+    removed_services,
+    removed_team_objects,
+)
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.scrape import (
     ScrapeOptions,
     prometheus_rbac,
@@ -57,6 +60,7 @@ __all__ = [
     "operator_node_labels",
     "pool_capacity",
     "prometheus_rbac",
+    "removed_services",
     "removed_team_objects",
     "scrape_config",
     "settings_from_mapping",

@@ -28,3 +28,10 @@ def team_labels(team: str) -> dict[str, str]:
 def obj(api_version: str, kind: str, meta: dict[str, Any], **body: Any) -> dict[str, Any]:
     """A Kubernetes object with its fields in the usual order (apiVersion, kind, metadata, ...)."""
     return {"apiVersion": api_version, "kind": kind, "metadata": meta, **body}
+
+
+def toleration(taint: Any) -> dict[str, str]:
+    """The toleration of a pool's taint ({key, value, effect}): Equal with a value, else Exists."""
+    if taint["value"]:
+        return {"key": taint["key"], "operator": "Equal", "value": taint["value"], "effect": taint["effect"]}
+    return {"key": taint["key"], "operator": "Exists", "effect": taint["effect"]}

@@ -15,6 +15,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.common 
     metadata,
     obj,
     team_labels,
+    toleration,
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.model import (
     Pool,
@@ -22,6 +23,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.model i
     Site,
     Team,
 )
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.serving import is_inference_pool
 
 API_VERSION = "kueue.x-k8s.io/v1beta2"
 # The order of coveredResources, and of each flavor's resources (Kueue requires the same order).
@@ -53,20 +55,14 @@ def resource_flavor(pool: Pool) -> dict[str, Any]:
     """
     spec: dict[str, Any] = {"nodeLabels": {POOL_LABEL: pool.name}}
     if pool.taints:
-        spec["tolerations"] = [_toleration(t) for t in pool.taints]
+        spec["tolerations"] = [toleration(t) for t in pool.taints]
     return obj(API_VERSION, "ResourceFlavor", metadata(pool.name), spec=spec)
-
-
-def _toleration(taint: Any) -> dict[str, str]:
-    if taint["value"]:
-        return {"key": taint["key"], "operator": "Equal", "value": taint["value"], "effect": taint["effect"]}
-    return {"key": taint["key"], "operator": "Exists", "effect": taint["effect"]}
 
 
 def cluster_queue(site: Site, team: Team) -> dict[str, Any]:
     """The team's queue in the cohort: a flavor per pool of its quota; reclaim lent quota from any
     borrower, and let higher priority preempt lower within the queue."""
-    flavors = [_flavor_quotas(team, pool) for pool in sorted(team.quota)]
+    flavors = [_flavor_quotas(team, pool, is_inference_pool(site, pool)) for pool in sorted(team.quota)]
     spec = {
         "cohortName": site.cohort,
         "namespaceSelector": {"matchLabels": {NAMESPACE_NAME_LABEL: team.name}},
@@ -77,7 +73,9 @@ def cluster_queue(site: Site, team: Team) -> dict[str, Any]:
     return obj(API_VERSION, "ClusterQueue", metadata(team.name, **_team_labels(team)), spec=spec)
 
 
-def _flavor_quotas(team: Team, pool: str) -> dict[str, Any]:
+def _flavor_quotas(team: Team, pool: str, inference: bool) -> dict[str, Any]:
+    """An inference pool's quota is never lent (lendingLimit 0): no other queue, training or
+    batch, can borrow the capacity kept for serving."""
     resources = []
     for name in COVERED_RESOURCES:
         entry = {"name": name, "nominalQuota": _amount(team.quota[pool], name) or "0"}
@@ -86,6 +84,8 @@ def _flavor_quotas(team: Team, pool: str) -> dict[str, Any]:
             amount = None if limit is None else _amount(limit, name)
             if amount is not None:
                 entry[key] = amount
+        if inference:
+            entry["lendingLimit"] = "0"
         resources.append(entry)
     return {"name": pool, "resources": resources}
 

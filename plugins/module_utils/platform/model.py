@@ -50,6 +50,38 @@ class Resources:
 
 
 @dataclass(frozen=True)
+class InferenceService:
+    """A model server of a team on an inference pool (gpurack_teams[].inference[])."""
+
+    name: str
+    pool: str
+    model: str  # s3://<team>/<key>
+    runtime: str
+    image: str
+    min_replicas: int
+    max_replicas: int
+    scale_metric: str
+    scale_target: int
+    latency_p99_ms: int
+    startup_timeout_s: int
+    resources: Resources  # per replica
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "pool": self.pool,
+            "model": self.model,
+            "runtime": self.runtime,
+            "image": self.image,
+            "replicas": {"min": self.min_replicas, "max": self.max_replicas},
+            "scale": {"metric": self.scale_metric, "target": self.scale_target},
+            "latency_p99_ms": self.latency_p99_ms,
+            "startup_timeout_s": self.startup_timeout_s,
+            "resources": self.resources.to_dict(),
+        }
+
+
+@dataclass(frozen=True)
 class Team:
     """One team: its namespace, queues and role carry its name. `quota` is complete for each pool."""
 
@@ -69,6 +101,7 @@ class Team:
     container_limit: Mapping[str, Quantity] = field(
         default_factory=lambda: {k: quantity.parse(v) for k, v in DEFAULT_CONTAINER_LIMIT.items()}
     )
+    inference: tuple[InferenceService, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"name": self.name, "groups": list(self.groups)}
@@ -83,6 +116,8 @@ class Team:
             "request": {k: str(v) for k, v in self.container_request.items()},
             "limit": {k: str(v) for k, v in self.container_limit.items()},
         }
+        if self.inference:
+            data["inference"] = [service.to_dict() for service in self.inference]
         return data
 
 

@@ -11,6 +11,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.capacit
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.gpu_operator import (
     gpu_operator_objects,
 )
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.inference import inference_objects
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.kueue import kueue_objects
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.model import PlatformInputError, Site
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.observability import (
@@ -21,15 +22,17 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.tenancy
 SECTIONS: dict[str, Callable[[Site], list[dict[str, Any]]]] = {
     "tenancy": tenancy_objects,
     "kueue": kueue_objects,
+    "inference": inference_objects,
     "gpu_operator": gpu_operator_objects,
     "observability": observability_objects,
 }
 # What the teams need; gpu_operator and observability are their roles' own (render writes all).
-DEFAULT_SECTIONS = ("tenancy", "kueue")
+DEFAULT_SECTIONS = ("tenancy", "kueue", "inference")
 # Namespaces before anything namespaced, cluster-scoped Kueue objects before the queues that
 # name them; within a rank, the builders' own order (by namespace, then name).
 KIND_RANK = {
     "Namespace": 0,
+    "PriorityClass": 1,
     "WorkloadPriorityClass": 1,
     "ResourceFlavor": 2,
     "ClusterQueue": 3,

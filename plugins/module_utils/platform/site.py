@@ -31,6 +31,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.model i
     Team,
     platform_namespaces,
 )
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.serving import serving_errors
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.settings import (
     object_store_from,
     overcommit_from,
@@ -156,7 +157,7 @@ def _site(pools: tuple[Pool, ...], errors: list[str], **raw: Any) -> Site:
         errors.append(f"gpurack_object_store.teams: {', '.join(unknown)} not in gpurack_teams")
     if errors:
         raise PlatformInputError("; ".join(errors))
-    return Site(
+    site = Site(
         teams=teams,
         cohort=str(cohort),
         pools=tuple(sorted(pools, key=lambda p: p.name)),
@@ -165,6 +166,10 @@ def _site(pools: tuple[Pool, ...], errors: list[str], **raw: Any) -> Site:
         priority_classes=classes,
         **{key: str(name) for key, name in namespaces.items()},
     )
+    # A service on a pool its team cannot serve from is refused before any object is built.
+    if problems := serving_errors(site):
+        raise PlatformInputError("; ".join(problems))
+    return site
 
 
 def _teams(

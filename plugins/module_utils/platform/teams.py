@@ -24,6 +24,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.quantit
     Quantity,
     QuantityError,
 )
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.serving import services_from
 
 TEAM_KEYS = (
     "name",
@@ -36,6 +37,7 @@ TEAM_KEYS = (
     "storage",
     "volume_claims",
     "container_defaults",
+    "inference",
 )
 CONTAINER_DEFAULT_KEYS = ("request", "limit")
 CONTAINER_RESOURCE_KEYS = ("cpu", "memory")
@@ -78,6 +80,7 @@ def team_from(
     priority, pod_security, claims = _scalars(where, entry, classes, found)
     storage = _quantity(f"{where}: storage", entry.get("storage", DEFAULT_STORAGE), found)
     request, limit = _container_defaults(where, entry.get("container_defaults") or {}, found)
+    services = services_from(where, entry.get("inference"), str(name), found)
     errors.extend(found)
     if found:
         return None
@@ -93,6 +96,7 @@ def team_from(
         volume_claims=int(claims),
         container_request=request,
         container_limit=limit,
+        inference=services,
     )
 
 

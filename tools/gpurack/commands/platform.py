@@ -17,9 +17,10 @@ def register(subparsers: Subparsers) -> None:
     verbs = parser.add_subparsers(title="verbs", metavar="VERB", required=True)
     render = verbs.add_parser(
         "render",
-        help="write the tenancy and Kueue objects as YAML, without a cluster (for GitOps and review)",
+        help="write the platform's objects as YAML, without a cluster (for GitOps and review)",
         description="Write the objects playbooks/platform.yml applies, one YAML file per section "
-        "(tenancy.yaml, kueue.yaml). Pools count their GPUs from each pool's gpurack_expect "
+        "(tenancy.yaml, kueue.yaml, inference.yaml, gpu_operator.yaml, observability.yaml). "
+        "Pools count their GPUs from each pool's gpurack_expect "
         "(no facts are gathered); an overcommitted GPU quota is refused (exit 64).",
     )
     render.add_argument("-i", "--inventory", required=True, help="inventory file or folder")

@@ -8,6 +8,7 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.gpurack.bootstrap.plugins.filter.platform import (
     FilterModule,
     platform_site,
+    removed_inference_services,
     removed_team_objects,
 )
 from platform_inputs import hostvars, site, site_vars
@@ -36,11 +37,50 @@ def test_platform_site_names_the_filter_and_the_problem() -> None:
         platform_site(found, "h100-a-01", site_vars())
 
 
-def test_filter_module_maps_both_filters() -> None:
+def test_filter_module_maps_its_filters() -> None:
     assert FilterModule().filters() == {
         "platform_site": platform_site,
         "removed_team_objects": removed_team_objects,
+        "removed_inference_services": removed_inference_services,
     }
+
+
+def test_removed_inference_services_names_every_object_of_an_undeclared_service() -> None:
+    ours = {"app.kubernetes.io/managed-by": "gpurack"}
+    listed = [
+        {
+            "metadata": {
+                "name": "embed",
+                "namespace": "inference",
+                "labels": {**ours, "gpurack.io/inference-service": "embed"},
+            }
+        },
+        {
+            "metadata": {
+                "name": "old",
+                "namespace": "inference",
+                "labels": {**ours, "gpurack.io/inference-service": "old"},
+            }
+        },
+        # Not gpurack's: never touched.
+        {
+            "metadata": {
+                "name": "mine",
+                "namespace": "inference",
+                "labels": {"gpurack.io/inference-service": "mine"},
+            }
+        },
+    ]
+    site_dict = {"teams": [{"name": "inference", "inference": [{"name": "embed"}]}]}
+    removed = removed_inference_services(listed, site_dict)
+    assert [(o["kind"], o["namespace"], o["name"]) for o in removed] == [
+        ("HorizontalPodAutoscaler", "inference", "old"),
+        ("PodDisruptionBudget", "inference", "old"),
+        ("Service", "inference", "old"),
+        ("Deployment", "inference", "old"),
+    ]
+    with pytest.raises(AnsibleFilterError, match="expects a list of Kubernetes objects"):
+        removed_inference_services(listed, {"teams": None})
 
 
 def _listed(kind: str, name: str, labels: dict[str, str]) -> dict[str, object]:

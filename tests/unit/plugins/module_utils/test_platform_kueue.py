@@ -103,12 +103,13 @@ def test_cluster_queue_has_quota_limits_preemption_and_its_namespace() -> None:
                 {"name": "nvidia.com/gpu", "nominalQuota": "4", "lendingLimit": "2"},
             ],
         },
+        # An inference pool's quota is never lent: no training queue borrows serving capacity.
         {
             "name": "h200-inference",
             "resources": [
-                {"name": "cpu", "nominalQuota": "500m"},
-                {"name": "memory", "nominalQuota": "2Gi"},
-                {"name": "nvidia.com/gpu", "nominalQuota": "2"},
+                {"name": "cpu", "nominalQuota": "500m", "lendingLimit": "0"},
+                {"name": "memory", "nominalQuota": "2Gi", "lendingLimit": "0"},
+                {"name": "nvidia.com/gpu", "nominalQuota": "2", "lendingLimit": "0"},
             ],
         },
     ]

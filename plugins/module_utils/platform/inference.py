@@ -1,0 +1,172 @@
+# Copyright: (c) 2026, gpurack maintainers
+# Apache License 2.0 (see LICENSE)
+"""Each inference service's objects in its team's namespace: a Deployment on its pool's nodes
+under the inference PriorityClass, a Service, a PodDisruptionBudget and an HPA on the runtime's
+own metric; plus the PriorityClass itself (docs/platform.md, "Inference services")."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.labels.derive import PREFIX
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.common import (
+    GPU_RESOURCE,
+    metadata,
+    obj,
+    team_labels,
+    toleration,
+)
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.model import (
+    InferenceService,
+    Site,
+    Team,
+)
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.serving import (
+    runtime_of,
+    scale_metric_name,
+)
+
+SERVICE_LABEL = f"{PREFIX}inference-service"
+POOL_LABEL = f"{PREFIX}pool"
+# Above every training and batch pod (which run at priority 0 unless they name a class): the
+# scheduler never preempts a serving pod for them, and a serving pod may preempt them.
+PRIORITY_CLASS = "gpurack-inference"
+PRIORITY_VALUE = 1_000_000
+# The node-local model cache in the pod; point 2 of the inference work backs it by the node.
+CACHE_PATH = "/var/cache/gpurack-models"
+STARTUP_PERIOD_S = 10
+# The user the server runs as (the serving images gpurack builds have no root process).
+SERVER_UID = 65532
+
+
+def inference_objects(site: Site) -> list[dict[str, Any]]:
+    """The PriorityClass (only when a team serves), then each team's services, by team and name."""
+    services = [(team, service) for team in site.teams for service in team.inference]
+    if not services:
+        return []
+    objects = [priority_class()]
+    for team, service in services:
+        objects.extend(
+            [
+                deployment(site, team, service),
+                service_object(team, service),
+                disruption_budget(team, service),
+                autoscaler(team, service),
+            ]
+        )
+    return objects
+
+
+def priority_class() -> dict[str, Any]:
+    return obj(
+        "scheduling.k8s.io/v1",
+        "PriorityClass",
+        metadata(PRIORITY_CLASS),
+        value=PRIORITY_VALUE,
+        globalDefault=False,
+        preemptionPolicy="PreemptLowerPriority",
+        description="gpurack inference services: never preempted by training or batch pods",
+    )
+
+
+def _labels(team: Team, service: InferenceService) -> dict[str, str]:
+    return {**team_labels(team.name), SERVICE_LABEL: service.name, "app.kubernetes.io/name": service.name}
+
+
+def _selector(service: InferenceService) -> dict[str, str]:
+    return {SERVICE_LABEL: service.name}
+
+
+def deployment(site: Site, team: Team, service: InferenceService) -> dict[str, Any]:
+    """Replicas are the HPA's (the manifest names none, so an apply never resets them); a rollout
+    starts a new pod before it stops an old one, and a pod takes traffic only when ready."""
+    pool = site.pool(service.pool)
+    template = {
+        "metadata": {"labels": _labels(team, service)},
+        "spec": {
+            "priorityClassName": PRIORITY_CLASS,
+            "nodeSelector": {POOL_LABEL: pool.name},
+            "tolerations": [toleration(t) for t in pool.taints],
+            # Pod Security "restricted" in every team namespace; the model cache is the server's.
+            "securityContext": {
+                "runAsNonRoot": True,
+                "runAsUser": SERVER_UID,
+                "runAsGroup": SERVER_UID,
+                "fsGroup": SERVER_UID,
+                "seccompProfile": {"type": "RuntimeDefault"},
+            },
+            "containers": [_container(service)],
+            "volumes": [{"name": "model-cache", "emptyDir": {}}],
+        },
+    }
+    spec = {
+        "selector": {"matchLabels": _selector(service)},
+        "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}},
+        "template": template,
+    }
+    meta = metadata(service.name, team.name, **_labels(team, service))
+    return obj("apps/v1", "Deployment", meta, spec=spec)
+
+
+def _container(service: InferenceService) -> dict[str, Any]:
+    runtime = runtime_of(service)
+    resources = service.resources
+    amounts = {"cpu": str(resources.cpu), "memory": str(resources.memory)}
+    if resources.gpus:
+        amounts[GPU_RESOURCE] = str(resources.gpus)
+    probe = {"httpGet": {"path": runtime.health_path, "port": "http"}}
+    return {
+        "name": "server",
+        "image": service.image,
+        "ports": [{"name": "http", "containerPort": runtime.port}],
+        "env": [
+            {"name": "GPURACK_MODEL_URI", "value": service.model},
+            {"name": "GPURACK_MODEL_CACHE", "value": CACHE_PATH},
+        ],
+        "envFrom": [{"secretRef": {"name": "gpurack-object-store", "optional": True}}],
+        "resources": {"requests": dict(amounts), "limits": dict(amounts)},
+        # Ready only once the model is loaded; the startup probe waits for a slow first load.
+        "startupProbe": {
+            **probe,
+            "periodSeconds": STARTUP_PERIOD_S,
+            "failureThreshold": max(1, -(-service.startup_timeout_s // STARTUP_PERIOD_S)),
+        },
+        "readinessProbe": {**probe, "periodSeconds": 5, "failureThreshold": 2},
+        "livenessProbe": {**probe, "periodSeconds": 20, "failureThreshold": 3},
+        "volumeMounts": [{"name": "model-cache", "mountPath": CACHE_PATH}],
+        "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}},
+    }
+
+
+def service_object(team: Team, service: InferenceService) -> dict[str, Any]:
+    spec = {
+        "selector": _selector(service),
+        "ports": [{"name": "http", "port": 80, "targetPort": "http"}],
+    }
+    return obj("v1", "Service", metadata(service.name, team.name, **_labels(team, service)), spec=spec)
+
+
+def disruption_budget(team: Team, service: InferenceService) -> dict[str, Any]:
+    """A drain takes at most one serving pod at a time (min 1: that one is the service's last)."""
+    spec = {"selector": {"matchLabels": _selector(service)}, "maxUnavailable": 1}
+    meta = metadata(service.name, team.name, **_labels(team, service))
+    return obj("policy/v1", "PodDisruptionBudget", meta, spec=spec)
+
+
+def autoscaler(team: Team, service: InferenceService) -> dict[str, Any]:
+    """min to max replicas on the runtime's own metric, averaged per pod."""
+    metric = {
+        "type": "Pods",
+        "pods": {
+            "metric": {"name": scale_metric_name(service)},
+            "target": {"type": "AverageValue", "averageValue": str(service.scale_target)},
+        },
+    }
+    spec = {
+        "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": service.name},
+        "minReplicas": service.min_replicas,
+        "maxReplicas": service.max_replicas,
+        "metrics": [metric],
+    }
+    meta = metadata(service.name, team.name, **_labels(team, service))
+    return obj("autoscaling/v2", "HorizontalPodAutoscaler", meta, spec=spec)

@@ -1,0 +1,249 @@
+# Copyright: (c) 2026, gpurack maintainers
+# Apache License 2.0 (see LICENSE)
+"""A team's inference services (gpurack_teams[].inference): the runtimes gpurack knows, each
+entry checked into an InferenceService, and the site-wide rules (the service's pool serves
+inference, the team has quota there for its most replicas, inference quota is never lent)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.labels.derive import unknown_key_errors
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.names import dns_label_error
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform import quantity
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.model import (
+    InferenceService,
+    Resources,
+    Site,
+)
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.quantity import QuantityError
+
+SERVICE_KEYS = (
+    "name",
+    "pool",
+    "model",
+    "runtime",
+    "image",
+    "replicas",
+    "scale",
+    "latency_p99_ms",
+    "resources",
+    "startup_timeout_s",
+)
+INFERENCE_WORKLOAD = "inference"
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """A serving runtime: its default image, port, paths, and the metric names it serves."""
+
+    image: str
+    port: int
+    health_path: str
+    # scale metric (gpurack's name) -> the runtime's own Prometheus metric
+    metrics: Mapping[str, str]
+
+
+# The images are built locally (no registry); a service may name another with `image`.
+RUNTIMES: Mapping[str, Runtime] = {
+    "vllm": Runtime(
+        image="gpurack/serving-vllm:0.32.0",
+        port=8000,
+        health_path="/health",
+        metrics={
+            "requests_running": "vllm:num_requests_running",
+            "requests_waiting": "vllm:num_requests_waiting",
+        },
+    ),
+    "infinity": Runtime(
+        image="gpurack/serving-infinity:0.0.78",
+        port=7997,
+        health_path="/health",
+        metrics={"requests_running": "http_requests_inprogress"},
+    ),
+    "kserve": Runtime(
+        image="gpurack/serving-kserve:0.21.0",
+        port=8080,
+        health_path="/v2/health/ready",
+        metrics={"requests_running": "request_predict_seconds_count"},
+    ),
+}
+# How long a replica may take to start (download and load the model) before it is restarted:
+# long, because a large model's first start is slow (kserve#3795 killed one after 5 minutes).
+DEFAULT_STARTUP_TIMEOUT_S = 1800
+
+
+def services_from(where: str, raw: object, team: str, errors: list[str]) -> tuple[InferenceService, ...]:
+    """The team's services from gpurack_teams[].inference (absent: none); problems go to `errors`."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        errors.append(f"{where}: inference must be a list of services, got {type(raw).__name__}")
+        return ()
+    services: list[InferenceService] = []
+    for index, entry in enumerate(raw):
+        service = _service(f"{where}: inference[{index}]", entry, team, errors)
+        if service is not None:
+            services.append(service)
+    names = [s.name for s in services]
+    for name in sorted({n for n in names if names.count(n) > 1}):
+        errors.append(f"{where}: inference: duplicate service name {name!r}")
+    return tuple(services)
+
+
+def _service(where: str, entry: object, team: str, errors: list[str]) -> InferenceService | None:
+    if not isinstance(entry, Mapping):
+        errors.append(f"{where} must be a mapping with name, pool, model and runtime")
+        return None
+    found: list[str] = []
+    name = entry.get("name")
+    if isinstance(name, str) and name:
+        where = f"{where} ({name})"
+    found.extend(unknown_key_errors(where, entry, SERVICE_KEYS))
+    if err := dns_label_error(f"{where}: name", name, "embed"):
+        found.append(err)
+    pool = entry.get("pool")
+    if not isinstance(pool, str) or not pool:
+        found.append(f"{where}: pool must name the inference pool it serves on")
+    model = _model(where, entry.get("model"), team, found)
+    runtime_name = entry.get("runtime", "vllm")
+    runtime = RUNTIMES.get(str(runtime_name))
+    if runtime is None:
+        found.append(f"{where}: runtime must be one of {', '.join(RUNTIMES)}, got {runtime_name!r}")
+    image = entry.get("image", runtime.image if runtime else "")
+    if not isinstance(image, str) or not image:
+        found.append(f"{where}: image must be an image reference, got {image!r}")
+    low, high = _replicas(where, entry.get("replicas", {"min": 1, "max": 1}), found)
+    metric, target = _scale(where, entry.get("scale"), runtime, found)
+    latency = _positive(where, "latency_p99_ms", entry.get("latency_p99_ms", 1000), found)
+    startup_raw = entry.get("startup_timeout_s", DEFAULT_STARTUP_TIMEOUT_S)
+    startup = _positive(where, "startup_timeout_s", startup_raw, found)
+    resources = _per_replica(where, entry.get("resources", {}), found)
+    errors.extend(found)
+    if found or runtime is None or resources is None:
+        return None
+    return InferenceService(
+        name=str(name),
+        pool=str(pool),
+        model=model,
+        runtime=str(runtime_name),
+        image=str(image),
+        min_replicas=low,
+        max_replicas=high,
+        scale_metric=metric,
+        scale_target=target,
+        latency_p99_ms=latency,
+        startup_timeout_s=startup,
+        resources=resources,
+    )
+
+
+def _model(where: str, raw: object, team: str, errors: list[str]) -> str:
+    """An s3:// URI in the team's own bucket (named after the team), never another team's."""
+    prefix = f"s3://{team}/"
+    if not isinstance(raw, str) or not raw.startswith(prefix) or len(raw) == len(prefix):
+        errors.append(f"{where}: model must be an s3:// URI in the team's bucket ({prefix}...), got {raw!r}")
+        return ""
+    return raw
+
+
+def _replicas(where: str, raw: object, errors: list[str]) -> tuple[int, int]:
+    if not isinstance(raw, Mapping):
+        errors.append(f"{where}: replicas must be a mapping {{min, max}}, got {raw!r}")
+        return 1, 1
+    errors.extend(unknown_key_errors(f"{where}: replicas", raw, ("min", "max")))
+    low, high = raw.get("min", 1), raw.get("max", raw.get("min", 1))
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (low, high)) or not 1 <= low <= high:
+        errors.append(f"{where}: replicas needs 1 <= min <= max, got min {low!r} and max {high!r}")
+        return 1, 1
+    return low, high
+
+
+def _scale(where: str, raw: object, runtime: Runtime | None, errors: list[str]) -> tuple[str, int]:
+    """The HPA's metric (one the runtime serves) and its per-replica target."""
+    raw = raw if raw is not None else {"metric": "requests_running", "target": 4}
+    if not isinstance(raw, Mapping):
+        errors.append(f"{where}: scale must be a mapping {{metric, target}}, got {raw!r}")
+        return "", 0
+    errors.extend(unknown_key_errors(f"{where}: scale", raw, ("metric", "target")))
+    metric = raw.get("metric", "requests_running")
+    if runtime is not None and metric not in runtime.metrics:
+        known = ", ".join(runtime.metrics)
+        errors.append(f"{where}: scale.metric must be one the runtime serves ({known}), got {metric!r}")
+    target = _positive(where, "scale.target", raw.get("target", 4), errors)
+    return str(metric), target
+
+
+def _positive(where: str, key: str, raw: object, errors: list[str]) -> int:
+    if isinstance(raw, bool) or not isinstance(raw, int) or raw < 1:
+        errors.append(f"{where}: {key} must be a whole number of 1 or more, got {raw!r}")
+        return 1
+    return raw
+
+
+def _per_replica(where: str, raw: object, errors: list[str]) -> Resources | None:
+    """What one replica asks for: 1 GPU, 1 CPU and 4Gi by default."""
+    if not isinstance(raw, Mapping):
+        errors.append(f"{where}: resources must be a mapping of gpus, cpu and memory, got {raw!r}")
+        return None
+    errors.extend(unknown_key_errors(f"{where}: resources", raw, ("gpus", "cpu", "memory")))
+    gpus = raw.get("gpus", 1)
+    if isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < 0:
+        errors.append(f"{where}: resources.gpus must be a count of 0 or more, got {gpus!r}")
+        return None
+    try:
+        cpu, memory = quantity.parse(raw.get("cpu", "1")), quantity.parse(raw.get("memory", "4Gi"))
+    except QuantityError as exc:
+        errors.append(f"{where}: resources: {exc}")
+        return None
+    return Resources(gpus=gpus, cpu=cpu, memory=memory)
+
+
+def serving_errors(site: Site) -> list[str]:
+    """Each service on a pool that does not serve inference or that its team has too little quota
+    on for its most replicas, and each team lending an inference pool's quota."""
+    errors = []
+    workloads = {p.name: p.workload for p in site.pools}
+    for team in site.teams:
+        for service in team.inference:
+            where = f"team {team.name}: inference service {service.name}"
+            workload = workloads.get(service.pool)
+            if workload is None:
+                known = ", ".join(sorted(workloads))
+                errors.append(f"{where}: pool {service.pool!r} is not a pool ({known})")
+                continue
+            if workload != INFERENCE_WORKLOAD:
+                errors.append(f"{where}: pool {service.pool} is a {workload} pool, not an inference pool")
+            quota = team.quota.get(service.pool)
+            needed = service.max_replicas * (service.resources.gpus or 0)
+            if quota is None:
+                errors.append(f"{where}: the team has no quota on pool {service.pool}")
+            elif (quota.gpus or 0) < needed:
+                errors.append(
+                    f"{where}: {service.max_replicas} replicas need {needed} GPUs of pool {service.pool}, "
+                    f"the team's quota there is {quota.gpus or 0}"
+                )
+        for pool in sorted(team.lending_limit):
+            lent = team.lending_limit[pool]
+            amounts = [Fraction(lent.gpus or 0), *(q.value for q in (lent.cpu, lent.memory) if q is not None)]
+            if workloads.get(pool) == INFERENCE_WORKLOAD and any(amount > 0 for amount in amounts):
+                errors.append(
+                    f"team {team.name}: lending_limit.{pool}: {pool} serves inference, "
+                    "whose quota is never lent"
+                )
+    return errors
+
+
+def is_inference_pool(site: Site, pool: str) -> bool:
+    return any(p.name == pool and p.workload == INFERENCE_WORKLOAD for p in site.pools)
+
+
+def scale_metric_name(service: InferenceService) -> str:
+    """The custom metric the HPA reads (prometheus-adapter serves it from the runtime's own)."""
+    return f"gpurack_inference_{service.scale_metric}"
+
+
+def runtime_of(service: InferenceService) -> Runtime:
+    return RUNTIMES[service.runtime]
