@@ -15,7 +15,9 @@ description:
   - C(tenancy) gives per team a Namespace with Pod Security labels, a Role bound by a RoleBinding to
     the team's groups, a ResourceQuota, a LimitRange and NetworkPolicies; C(kueue) gives
     WorkloadPriorityClasses, a ResourceFlavor per pool, a ClusterQueue per team in the cohort and a
-    LocalQueue per team namespace (C(kueue.x-k8s.io/v1beta2)); C(gpu_operator) gives the
+    LocalQueue per team namespace (C(kueue.x-k8s.io/v1beta2)); C(inference) gives, per inference
+    service of a team, a Deployment on its pool, a Service, a PodDisruptionBudget and an HPA, plus
+    the PriorityClass C(gpurack-inference) (nothing when no team serves); C(gpu_operator) gives the
     operator's Namespace (Pod Security privileged; the chart itself is installed with helm);
     C(observability) gives Prometheus's Namespace, ServiceAccount, token Secret and its read-only
     ClusterRole and binding. Their namespaces are the site's C(gpu_operator_namespace) and
@@ -37,8 +39,8 @@ options:
     description: Which objects to build.
     type: list
     elements: str
-    choices: [tenancy, kueue, gpu_operator, observability]
-    default: [tenancy, kueue]
+    choices: [tenancy, kueue, inference, gpu_operator, observability]
+    default: [tenancy, kueue, inference]
 attributes:
   check_mode:
     support: full
