@@ -12,9 +12,9 @@ description:
     (M(gpurack.bootstrap.gpu_facts), M(gpurack.bootstrap.pci_facts), M(gpurack.bootstrap.numa_facts),
     M(gpurack.bootstrap.nic_facts), M(gpurack.bootstrap.nvme_facts), M(gpurack.bootstrap.os_facts))
     return them, from the same gatherers, in one round trip to the node (the facts role uses it).
-  - A source whose tool prints malformed or truncated output is left out of the facts and named in
-    RV(errors) with the message its own module would fail with. The module fails on it only with
-    O(fail_on_error).
+  - A source whose tool prints malformed or truncated output, or whose gatherer fails in any other
+    way, is left out of the facts and named in RV(errors) with the message its own module would
+    fail with. The module fails on it only with O(fail_on_error).
   - Never changes the host.
 version_added: 0.4.0
 author:
@@ -101,6 +101,8 @@ def main() -> None:
         except (FactsError, CaptureError) as exc:
             # The gatherer's messages already name the source.
             errors[fact] = {"msg": f"Could not read {wanted[fact]} facts: {exc}"}
+        except Exception as exc:  # one source's bug must not cost the others
+            errors[fact] = {"msg": f"Could not read {wanted[fact]} facts: {type(exc).__name__}: {exc}"}
     warn_about(module, source)
     if errors and module.params["fail_on_error"]:
         module.fail_json(msg="; ".join(error["msg"] for error in errors.values()), errors=errors)

@@ -22,6 +22,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.model i
     Team,
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.serving import (
+    pods_at_most,
     runtime_of,
     scale_metric_name,
 )
@@ -40,11 +41,12 @@ SERVER_UID = 65532
 
 
 def inference_objects(site: Site) -> list[dict[str, Any]]:
-    """The PriorityClass (only when a team serves), then each team's services, by team and name."""
+    """The PriorityClass (only when a team serves), the quota on it in every team's namespace,
+    then each team's services, by team and name."""
     services = [(team, service) for team in site.teams for service in team.inference]
     if not services:
         return []
-    objects = [priority_class()]
+    objects = [priority_class(), *(priority_quota(team) for team in site.teams)]
     for team, service in services:
         objects.extend(
             [
@@ -67,6 +69,17 @@ def priority_class() -> dict[str, Any]:
         preemptionPolicy="PreemptLowerPriority",
         description="gpurack inference services: never preempted by training or batch pods",
     )
+
+
+def priority_quota(team: Team) -> dict[str, Any]:
+    """Only the team's own services may run at the inference priority: as many pods as they can
+    have at once (0 in a namespace that serves nothing), so no job of any team preempts with it."""
+    scope = {
+        "matchExpressions": [{"scopeName": "PriorityClass", "operator": "In", "values": [PRIORITY_CLASS]}]
+    }
+    spec = {"hard": {"pods": str(sum(pods_at_most(s) for s in team.inference))}, "scopeSelector": scope}
+    meta = metadata(PRIORITY_CLASS, team.name, **team_labels(team.name))
+    return obj("v1", "ResourceQuota", meta, spec=spec)
 
 
 def _labels(team: Team, service: InferenceService) -> dict[str, str]:

@@ -17,6 +17,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.model i
     InferenceService,
     Resources,
     Site,
+    Team,
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.quantity import QuantityError
 
@@ -46,7 +47,8 @@ class Runtime:
     metrics: Mapping[str, str]
 
 
-# The images are built locally (no registry); a service may name another with `image`.
+# The images are built locally (no registry); a service may name another with `image`. Only
+# runtimes whose metrics were read from a running server are here (docs/inference.md).
 RUNTIMES: Mapping[str, Runtime] = {
     "vllm": Runtime(
         image="gpurack/serving-vllm:0.32.0",
@@ -56,18 +58,6 @@ RUNTIMES: Mapping[str, Runtime] = {
             "requests_running": "vllm:num_requests_running",
             "requests_waiting": "vllm:num_requests_waiting",
         },
-    ),
-    "infinity": Runtime(
-        image="gpurack/serving-infinity:0.0.78",
-        port=7997,
-        health_path="/health",
-        metrics={"requests_running": "http_requests_inprogress"},
-    ),
-    "kserve": Runtime(
-        image="gpurack/serving-kserve:0.21.0",
-        port=8080,
-        health_path="/v2/health/ready",
-        metrics={"requests_running": "request_predict_seconds_count"},
     ),
 }
 # How long a replica may take to start (download and load the model) before it is restarted:
@@ -104,6 +94,8 @@ def _service(where: str, entry: object, team: str, errors: list[str]) -> Inferen
     found.extend(unknown_key_errors(where, entry, SERVICE_KEYS))
     if err := dns_label_error(f"{where}: name", name, "embed"):
         found.append(err)
+    elif not str(name)[0].isalpha():
+        found.append(f"{where}: name {name!r} must start with a letter (it names a Service)")
     pool = entry.get("pool")
     if not isinstance(pool, str) or not pool:
         found.append(f"{where}: pool must name the inference pool it serves on")
@@ -169,7 +161,10 @@ def _scale(where: str, raw: object, runtime: Runtime | None, errors: list[str]) 
         return "", 0
     errors.extend(unknown_key_errors(f"{where}: scale", raw, ("metric", "target")))
     metric = raw.get("metric", "requests_running")
-    if runtime is not None and metric not in runtime.metrics:
+    if not isinstance(metric, str):
+        errors.append(f"{where}: scale.metric must be a metric name, got {metric!r}")
+        metric = ""
+    elif runtime is not None and metric not in runtime.metrics:
         known = ", ".join(runtime.metrics)
         errors.append(f"{where}: scale.metric must be one the runtime serves ({known}), got {metric!r}")
     target = _positive(where, "scale.target", raw.get("target", 4), errors)
@@ -204,36 +199,56 @@ def _per_replica(where: str, raw: object, errors: list[str]) -> Resources | None
 def serving_errors(site: Site) -> list[str]:
     """Each service on a pool that does not serve inference or that its team has too little quota
     on for its most replicas, and each team lending an inference pool's quota."""
-    errors = []
     workloads = {p.name: p.workload for p in site.pools}
+    errors: list[str] = []
     for team in site.teams:
-        for service in team.inference:
-            where = f"team {team.name}: inference service {service.name}"
-            workload = workloads.get(service.pool)
-            if workload is None:
-                known = ", ".join(sorted(workloads))
-                errors.append(f"{where}: pool {service.pool!r} is not a pool ({known})")
-                continue
+        errors.extend(_pool_errors(team, workloads))
+        errors.extend(_lending_errors(team, workloads))
+    return errors
+
+
+def _pool_errors(team: Team, workloads: Mapping[str, str]) -> list[str]:
+    """The services' pools, and the GPUs they need of each against the team's quota there."""
+    errors: list[str] = []
+    needed: dict[str, int] = {}
+    for service in team.inference:
+        where = f"team {team.name}: inference service {service.name}"
+        workload = workloads.get(service.pool)
+        if workload is None:
+            errors.append(f"{where}: pool {service.pool!r} is not a pool ({', '.join(sorted(workloads))})")
+        elif service.pool not in team.quota:
+            errors.append(f"{where}: the team has no quota on pool {service.pool}")
+        else:
             if workload != INFERENCE_WORKLOAD:
                 errors.append(f"{where}: pool {service.pool} is a {workload} pool, not an inference pool")
-            quota = team.quota.get(service.pool)
-            needed = service.max_replicas * (service.resources.gpus or 0)
-            if quota is None:
-                errors.append(f"{where}: the team has no quota on pool {service.pool}")
-            elif (quota.gpus or 0) < needed:
-                errors.append(
-                    f"{where}: {service.max_replicas} replicas need {needed} GPUs of pool {service.pool}, "
-                    f"the team's quota there is {quota.gpus or 0}"
-                )
-        for pool in sorted(team.lending_limit):
-            lent = team.lending_limit[pool]
-            amounts = [Fraction(lent.gpus or 0), *(q.value for q in (lent.cpu, lent.memory) if q is not None)]
-            if workloads.get(pool) == INFERENCE_WORKLOAD and any(amount > 0 for amount in amounts):
-                errors.append(
-                    f"team {team.name}: lending_limit.{pool}: {pool} serves inference, "
-                    "whose quota is never lent"
-                )
+            needed[service.pool] = needed.get(service.pool, 0) + pods_at_most(service) * (
+                service.resources.gpus or 0
+            )
+    for pool, gpus in sorted(needed.items()):
+        quota = team.quota[pool].gpus or 0
+        if gpus > quota:
+            errors.append(
+                f"team {team.name}: its inference services need up to {gpus} GPUs of pool {pool} "
+                f"(replicas.max + 1 during a rollout, times resources.gpus), its quota there is {quota}"
+            )
     return errors
+
+
+def _lending_errors(team: Team, workloads: Mapping[str, str]) -> list[str]:
+    errors = []
+    for pool in sorted(team.lending_limit):
+        lent = team.lending_limit[pool]
+        amounts = [Fraction(lent.gpus or 0), *(q.value for q in (lent.cpu, lent.memory) if q is not None)]
+        if workloads.get(pool) == INFERENCE_WORKLOAD and any(amount > 0 for amount in amounts):
+            errors.append(
+                f"team {team.name}: lending_limit.{pool}: {pool} serves inference, whose quota is never lent"
+            )
+    return errors
+
+
+def pods_at_most(service: InferenceService) -> int:
+    """Its most replicas, and one more while a rollout starts a pod before it stops one."""
+    return service.max_replicas + 1
 
 
 def is_inference_pool(site: Site, pool: str) -> bool:

@@ -18,7 +18,7 @@ EMBED = {
     "pool": "h200-inference",
     "model": "s3://inference/models/all-MiniLM-L6-v2/",
     "runtime": "vllm",
-    "replicas": {"min": 1, "max": 2},
+    "replicas": {"min": 1, "max": 1},
     "scale": {"metric": "requests_waiting", "target": 4},
     "latency_p99_ms": 250,
 }
@@ -36,15 +36,24 @@ def _by_kind(objects: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 def test_a_service_gets_its_deployment_service_budget_and_autoscaler() -> None:
     objects = build_objects(site(gpurack_teams=_teams()), ("inference",))
-    assert [(o["kind"], o["metadata"]["name"]) for o in objects] == [
-        ("PriorityClass", "gpurack-inference"),
-        ("Deployment", "embed"),
-        ("Service", "embed"),
-        ("PodDisruptionBudget", "embed"),
-        ("HorizontalPodAutoscaler", "embed"),
+    assert [(o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]) for o in objects] == [
+        ("PriorityClass", None, "gpurack-inference"),
+        ("ResourceQuota", "inference", "gpurack-inference"),
+        ("Deployment", "inference", "embed"),
+        ("Service", "inference", "embed"),
+        ("PodDisruptionBudget", "inference", "embed"),
+        ("HorizontalPodAutoscaler", "inference", "embed"),
+        ("ResourceQuota", "research", "gpurack-inference"),
     ]
     kinds = _by_kind(objects)
-    assert all(o["metadata"].get("namespace") == "inference" for o in objects[1:])
+    # Only a team's own services run at the inference priority: a team that serves nothing
+    # gets 0 pods there, so none of its jobs can preempt with it.
+    quotas = {o["metadata"]["namespace"]: o["spec"] for o in objects if o["kind"] == "ResourceQuota"}
+    assert quotas["research"]["hard"] == {"pods": "0"}
+    assert quotas["inference"]["hard"] == {"pods": "2"}  # its most replicas, and one for a rollout
+    assert quotas["inference"]["scopeSelector"]["matchExpressions"] == [
+        {"scopeName": "PriorityClass", "operator": "In", "values": ["gpurack-inference"]}
+    ]
     pod = kinds["Deployment"]["spec"]["template"]["spec"]
     # On the inference pool's nodes only, above training and batch pods.
     assert pod["nodeSelector"] == {"gpurack.io/pool": "h200-inference"}
@@ -61,7 +70,7 @@ def test_a_service_gets_its_deployment_service_budget_and_autoscaler() -> None:
     assert spec["strategy"]["rollingUpdate"] == {"maxSurge": 1, "maxUnavailable": 0}
     assert "replicas" not in spec
     hpa = kinds["HorizontalPodAutoscaler"]["spec"]
-    assert (hpa["minReplicas"], hpa["maxReplicas"]) == (1, 2)
+    assert (hpa["minReplicas"], hpa["maxReplicas"]) == (1, 1)
     assert hpa["metrics"][0]["pods"]["metric"]["name"] == "gpurack_inference_requests_waiting"
     assert hpa["metrics"][0]["pods"]["target"] == {"type": "AverageValue", "averageValue": "4"}
     assert kinds["Service"]["spec"]["selector"] == {"gpurack.io/inference-service": "embed"}
@@ -82,11 +91,13 @@ def test_a_service_on_a_training_pool_is_refused() -> None:
     ("service", "message"),
     [
         (
-            {"replicas": {"min": 1, "max": 3}},
-            "3 replicas need 3 GPUs of pool h200-inference, the team's quota there is 2",
+            {"replicas": {"min": 1, "max": 2}},
+            "need up to 3 GPUs of pool h200-inference",
         ),
         ({"model": "s3://research/models/x/"}, "model must be an s3:// URI in the team's bucket"),
-        ({"runtime": "triton"}, "runtime must be one of vllm, infinity, kserve"),
+        ({"runtime": "triton"}, "runtime must be one of vllm, got 'triton'"),
+        ({"name": "7b-chat"}, "must start with a letter"),
+        ({"scale": {"metric": ["a"], "target": 4}}, "scale.metric must be a metric name"),
         ({"scale": {"metric": "gpu_memory", "target": 4}}, "scale.metric must be one the runtime serves"),
         ({"replicas": {"min": 3, "max": 2}}, "replicas needs 1 <= min <= max"),
         ({"name": "Embed"}, "must be a DNS label"),
@@ -127,3 +138,10 @@ def test_inference_quota_is_never_lent() -> None:
             "lendingLimit" not in r or r["name"] == "nvidia.com/gpu"
             for r in flavors["h100-train-a"]["resources"]
         )
+
+
+def test_the_gpus_of_a_teams_services_on_one_pool_add_up() -> None:
+    teams = _teams()
+    teams[1]["inference"].append({**EMBED, "name": "rerank"})
+    with pytest.raises(PlatformInputError, match="need up to 4 GPUs of pool h200-inference"):
+        site(gpurack_teams=teams)
