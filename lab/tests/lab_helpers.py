@@ -17,6 +17,7 @@ from gpurack import cli
 from gpurack_lab import disks, docker, rack
 from gpurack_lab.ssh import ssh_argv
 from gpurack_lab.state import NETWORK, lab_dir, load
+from kubernetes.client.exceptions import ApiException
 
 # A container security context that Pod Security "restricted" admits (the lab tests' pods).
 RESTRICTED = {
@@ -174,3 +175,12 @@ def wait(what: str, probe: Callable[[], Any], timeout_s: float = 180.0, every_s:
             return last
         time.sleep(every_s)
     pytest.fail(f"timed out after {timeout_s:.0f} s waiting for {what}; last: {last!r}")
+
+
+def gone_or_going(read: Callable[[], dict[str, Any]]) -> bool:
+    """Whether the object `read` returns the metadata of is deleted, or being deleted."""
+    try:
+        meta = read()
+    except ApiException as exc:
+        return bool(exc.status == 404)
+    return bool(meta.get("deletionTimestamp") or meta.get("deletion_timestamp"))

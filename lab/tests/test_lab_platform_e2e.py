@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 import statistics
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -42,6 +42,7 @@ from gpurack.runner import RunRequest, run_playbook
 from gpurack_lab import lab_kubernetes, rack
 from gpurack_lab.paths import playbook
 from gpurack_lab.state import lab_dir
+from inference_checks import assert_inference_service_applied_refused_and_removed
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 from kubernetes.dynamic import DynamicClient
@@ -55,7 +56,7 @@ from kueue_jobs import (
     team_job,
     workload_condition,
 )
-from lab_helpers import RESTRICTED, LabCluster, ensure_site, json_run, ssh
+from lab_helpers import RESTRICTED, LabCluster, ensure_site, gone_or_going, json_run, ssh
 from lab_helpers import wait as _wait
 
 pytestmark = pytest.mark.kubernetes
@@ -108,7 +109,7 @@ def test_platform_queues_tenancy_and_inputs(
         figures["platform plays in the first site run (s)"] = first
 
     _assert_render_equals_the_cluster(inventory, tmp_path / "render")
-    _assert_inference_service_applied_refused_and_removed(inventory, capsys)
+    assert_inference_service_applied_refused_and_removed(inventory, _lab_teams(), capsys)
     _assert_queueing(inventory, capsys)
     _assert_tenancy()
     _assert_audit_log_records_jobs_and_secret_reads()
@@ -162,23 +163,14 @@ def _assert_removed_team_kept_then_pruned(
     assert code == 0, pruned
     # Deleted, or on the way: Kueue's finalizer and a namespace's contents take a moment.
     core = client.CoreV1Api()
-    assert _gone_or_going(
+    assert gone_or_going(
         lambda: custom.get_cluster_custom_object(*KUEUE, "clusterqueues", "gamma")["metadata"]
     )
 
     def namespace_metadata() -> dict[str, Any]:
         return dict(core.read_namespace("gamma").metadata.to_dict())
 
-    assert _gone_or_going(namespace_metadata)
-
-
-def _gone_or_going(read: Callable[[], dict[str, Any]]) -> bool:
-    """Whether the object `read` returns the metadata of is deleted, or being deleted."""
-    try:
-        meta = read()
-    except ApiException as exc:
-        return exc.status == 404
-    return bool(meta.get("deletionTimestamp") or meta.get("deletion_timestamp"))
+    assert gone_or_going(namespace_metadata)
 
 
 def _first_platform_seconds() -> float | None:
@@ -231,63 +223,6 @@ def _assert_render_equals_the_cluster(inventory: str, out: Path) -> None:
         live = resource.get(name=meta["name"], namespace=meta.get("namespace")).to_dict()
         body = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind")}
         assert _contains(live, body), f"{obj['kind']} {meta.get('namespace', '')}/{meta['name']} differs"
-
-
-# --- inference services -----------------------------------------------------------------------
-
-
-def _assert_inference_service_applied_refused_and_removed(
-    inventory: str, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """beta's service lands as a Deployment (its pod admitted under Pod Security "restricted" on
-    the inference pool's node), Service, PodDisruptionBudget and HPA; alpha's, on a pool it has
-    no quota for, is refused before any change; taken out of the inventory, beta's is deleted."""
-    teams = _lab_teams()
-    service = {
-        "name": "embed",
-        "pool": "lab-h200x1",
-        "model": "s3://beta/models/all-MiniLM-L6-v2/",
-        "image": "registry.gpurack.lab/pause:3.10.2",  # no runtime image yet: the objects are tested
-        "replicas": {"min": 1, "max": 1},
-        "resources": {"gpus": 0, "cpu": "100m", "memory": "64Mi"},
-    }
-    beta = next(t for t in teams if t["name"] == "beta")
-    beta["inference"] = [service]
-    argv = ["run", "platform", "-i", inventory, "-t", "inference"]
-    code, applied = json_run([*argv, "-e", json.dumps({"gpurack_teams": teams})], capsys)
-    assert code == 0, applied
-    apps, core = client.AppsV1Api(), client.CoreV1Api()
-    deployment = apps.read_namespaced_deployment("embed", "beta")
-    assert deployment.spec.template.spec.priority_class_name == "gpurack-inference"
-    budget = client.PolicyV1Api().read_namespaced_pod_disruption_budget("embed", "beta")
-    assert budget.spec.max_unavailable == 1
-    hpa = client.AutoscalingV2Api().read_namespaced_horizontal_pod_autoscaler("embed", "beta")
-    assert (hpa.spec.min_replicas, hpa.spec.max_replicas) == (1, 1)
-    assert core.read_namespaced_service("embed", "beta").spec.ports[0].port == 80
-    selector = "gpurack.io/inference-service=embed"
-    pods = _wait(
-        "embed's pod scheduled",
-        lambda: [
-            p for p in core.list_namespaced_pod("beta", label_selector=selector).items if p.spec.node_name
-        ],
-    )
-    assert pods[0].spec.node_name == "lab-w1", "the service's pod must land on its inference pool's node"
-
-    alpha = next(t for t in teams if t["name"] == "alpha")
-    alpha["inference"] = [{**service, "model": "s3://alpha/models/all-MiniLM-L6-v2/"}]
-    code, refused = json_run([*argv, "-e", json.dumps({"gpurack_teams": teams})], capsys)
-    assert code == ExitCode.FAILED, refused
-    assert [h["host"] for h in refused["hosts"] if h["changed"]] == [], refused
-    with pytest.raises(ApiException) as missing:
-        apps.read_namespaced_deployment("embed", "alpha")
-    assert missing.value.status == 404
-
-    code, removed = json_run(argv, capsys)
-    assert code == 0, removed
-    assert _gone_or_going(lambda: dict(apps.read_namespaced_deployment("embed", "beta").metadata.to_dict()))
-    with pytest.raises(ApiException) as deleted:
-        client.AutoscalingV2Api().read_namespaced_horizontal_pod_autoscaler("embed", "beta")
-    assert deleted.value.status == 404
 
 
 # --- queueing ---------------------------------------------------------------------------------
