@@ -38,39 +38,42 @@ def platform_site(
         raise AnsibleFilterError(f"platform_site: host {exc} is not in hostvars") from exc
 
 
+def _objects_and_teams(
+    name: str, objects: object, site: object
+) -> tuple[list[Mapping[str, Any]], list[Mapping[str, Any]]]:
+    """The mappings of `objects` and the site's teams; AnsibleFilterError naming `name` otherwise."""
+    teams = site.get("teams") if isinstance(site, Mapping) else None
+    if (
+        isinstance(objects, (str, bytes, Mapping))
+        or not isinstance(objects, Sequence)
+        or not isinstance(teams, list)
+    ):
+        raise AnsibleFilterError(
+            f"{name} expects a list of Kubernetes objects and the site (platform_site's output)"
+        )
+    return [o for o in objects if isinstance(o, Mapping)], [t for t in teams if isinstance(t, Mapping)]
+
+
 def removed_team_objects(
     objects: Sequence[Mapping[str, Any]], site: Mapping[str, Any]
 ) -> list[dict[str, str]]:
     """The objects (k8s_info resources) gpurack made for teams that `site` no longer has."""
-    teams = site.get("teams") if isinstance(site, Mapping) else None
-    if isinstance(objects, (str, bytes, Mapping)) or not isinstance(teams, list):
-        raise AnsibleFilterError(
-            "removed_team_objects expects a list of Kubernetes objects and the site (platform_site's output)"
-        )
-    return _removed_team_objects(
-        (o for o in objects if isinstance(o, Mapping)),
-        (t["name"] for t in teams if isinstance(t, Mapping) and "name" in t),
-    )
+    listed, teams = _objects_and_teams("removed_team_objects", objects, site)
+    return _removed_team_objects(listed, (t["name"] for t in teams if "name" in t))
 
 
 def removed_inference_services(
     objects: Sequence[Mapping[str, Any]], site: Mapping[str, Any]
 ) -> list[dict[str, str]]:
     """Every object of each inference service gpurack made that `site`'s teams no longer declare."""
-    teams = site.get("teams") if isinstance(site, Mapping) else None
-    if isinstance(objects, (str, bytes, Mapping)) or not isinstance(teams, list):
-        raise AnsibleFilterError(
-            "removed_inference_services expects a list of Kubernetes objects and the site "
-            "(platform_site's output)"
-        )
+    listed, teams = _objects_and_teams("removed_inference_services", objects, site)
     declared = [
         (str(team["name"]), str(service["name"]))
         for team in teams
-        if isinstance(team, Mapping)
         for service in team.get("inference") or []
         if isinstance(service, Mapping)
     ]
-    return _removed_services((o for o in objects if isinstance(o, Mapping)), declared)
+    return _removed_services(listed, declared)
 
 
 class FilterModule:
