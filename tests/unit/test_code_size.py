@@ -7,7 +7,13 @@ import ast
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-TREES = ("plugins", "tools/gpurack", "lab/gpurack_lab", "workloads/trainer/gpurack_trainer")
+TREES = (
+    "plugins",
+    "tools/gpurack",
+    "lab/gpurack_lab",
+    "workloads/trainer/gpurack_trainer",
+    "workloads/serving/gpurack_serving",
+)
 MODULE_MAX, FUNCTION_MAX = 400, 50
 
 
