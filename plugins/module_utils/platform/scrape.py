@@ -15,10 +15,14 @@ The scrape jobs (docs/platform.md, "Metrics and the Node condition"):
   Debian's Prometheus 2.42 is built without Kubernetes service discovery
   (`kubernetes_sd_configs` is unknown to it), hence a static target. Kueue's certificate is its
   own (self-signed without cert-manager), so verification is a choice as for the kubelets;
+- `inference`: the model servers behind each inference Service, every pod on its own address
+  (the HPA's metric is per pod), found through HTTP service discovery that a helper beside
+  Prometheus answers from the Services' EndpointSlices (roles/observability/files/
+  gpurack-scrape-targets.py), with `namespace`, `service`, `pod` and `node` labels;
 - `prometheus`: itself.
 
 `prometheus_rbac` is the service account whose token Prometheus uses: `nodes/metrics` for the
-kubelets, the non-resource URL `/metrics` for Kueue.
+kubelets, the non-resource URL `/metrics` for Kueue, and listing EndpointSlices for the helper.
 """
 
 from __future__ import annotations
@@ -60,6 +64,7 @@ class ScrapeOptions:
     kueue_ca_file: str = ""
     kueue_insecure_skip_verify: bool = False
     prometheus_port: int = 9090
+    inference_sd_url: str = ""  # the helper's URL; "" scrapes no inference pods
 
 
 def _host_port(address: str, port: int) -> str:
@@ -126,6 +131,14 @@ def scrape_config(
     ]
     if o.kueue_address:
         jobs.append(_kueue_job(o, auth))
+    if o.inference_sd_url:
+        # Prometheus joins the target's port to it; the runtime serves /metrics on its http port.
+        jobs.append(
+            {
+                "job_name": "inference",
+                "http_sd_configs": [{"url": o.inference_sd_url, "refresh_interval": "15s"}],
+            }
+        )
     return {
         "global": {"scrape_interval": o.scrape_interval, "evaluation_interval": o.scrape_interval},
         "scrape_configs": jobs,
@@ -167,6 +180,7 @@ def prometheus_rbac(namespace: str) -> list[dict[str, Any]]:
             "rules": [
                 {"apiGroups": [""], "resources": ["nodes/metrics"], "verbs": ["get"]},
                 {"nonResourceURLs": ["/metrics"], "verbs": ["get"]},
+                {"apiGroups": ["discovery.k8s.io"], "resources": ["endpointslices"], "verbs": ["list"]},
             ],
         },
         {

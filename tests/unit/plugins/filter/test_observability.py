@@ -73,6 +73,15 @@ def test_kueue_job_only_with_its_service_address() -> None:
     assert kueue["authorization"] is not jobs(config)["kubelet"]["authorization"]
 
 
+def test_inference_pods_through_the_helpers_http_discovery() -> None:
+    url = "http://127.0.0.1:9095/"
+    config = prometheus_scrape_config(HOSTVARS, [], [], {"token_file": TOKEN, "inference_sd_url": url})
+    assert jobs(config)["inference"] == {
+        "job_name": "inference",
+        "http_sd_configs": [{"url": url, "refresh_interval": "15s"}],
+    }
+
+
 def test_scrape_config_has_no_kubernetes_service_discovery() -> None:
     # Debian's Prometheus 2.42 is built without it: promtool refuses kubernetes_sd_configs.
     config = prometheus_scrape_config(
@@ -109,6 +118,8 @@ def test_rbac_is_a_token_for_metrics_only() -> None:
     assert objects[3]["rules"] == [
         {"apiGroups": [""], "resources": ["nodes/metrics"], "verbs": ["get"]},
         {"nonResourceURLs": ["/metrics"], "verbs": ["get"]},
+        # The inference targets helper lists the inference Services' EndpointSlices.
+        {"apiGroups": ["discovery.k8s.io"], "resources": ["endpointslices"], "verbs": ["list"]},
     ]
     assert objects[4]["subjects"] == [
         {"kind": "ServiceAccount", "name": "gpurack-prometheus", "namespace": "gpurack-observability"}
