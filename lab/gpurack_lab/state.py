@@ -16,7 +16,7 @@ NETWORK = "lab-net"
 SUBNET = "172.30.42.0/24"
 GATEWAY = "172.30.42.1"
 CONTROL_PLANE = "lab-cp1"
-MEMORY = "3g"  # 1 control plane + 3 workers fit the 24 GiB build machines with room to spare
+MEMORY = "4g"  # 1 control plane + 4 workers fit the 24 GiB build machines (a limit, not a reservation)
 MAX_WORKERS = 16
 
 

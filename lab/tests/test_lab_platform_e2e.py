@@ -109,7 +109,7 @@ def test_platform_queues_tenancy_and_inputs(
         figures["platform plays in the first site run (s)"] = first
 
     _assert_render_equals_the_cluster(inventory, tmp_path / "render")
-    assert_inference_service_applied_refused_and_removed(inventory, _lab_teams(), capsys)
+    figures.update(assert_inference_service_applied_refused_and_removed(inventory, _lab_teams(), capsys))
     _assert_queueing(inventory, capsys)
     _assert_tenancy()
     _assert_audit_log_records_jobs_and_secret_reads()

@@ -1,7 +1,7 @@
 # Copyright: (c) 2026, gpurack maintainers
 # Apache License 2.0 (see LICENSE)
-"""Platform filters: platform_site, removed_team_objects and removed_inference_services (docs: their
-.yml files beside this one)."""
+"""Platform filters: platform_site, removed_team_objects, removed_inference_services and
+model_cache_dirs (docs: their .yml files beside this one)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,11 @@ from typing import Any
 from ansible.errors import AnsibleFilterError
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform import (
     PlatformInputError,
+    site_from_dict,
     site_from_hostvars,
+)
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform import (
+    model_cache_dirs as _model_cache_dirs,
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform import (
     removed_services as _removed_services,
@@ -76,6 +80,16 @@ def removed_inference_services(
     return _removed_services(listed, declared)
 
 
+def model_cache_dirs(site: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Each serving pool node's folder for each team that serves there: [{host, root, path, uid}]."""
+    if not isinstance(site, Mapping):
+        raise AnsibleFilterError("model_cache_dirs expects the site (platform_site's output)")
+    try:
+        return _model_cache_dirs(site_from_dict(site))
+    except (PlatformInputError, KeyError, TypeError, ValueError) as exc:
+        raise AnsibleFilterError(f"model_cache_dirs: not a site ({exc})") from exc
+
+
 class FilterModule:
     """gpurack.bootstrap platform filters."""
 
@@ -84,4 +98,5 @@ class FilterModule:
             "platform_site": platform_site,
             "removed_team_objects": removed_team_objects,
             "removed_inference_services": removed_inference_services,
+            "model_cache_dirs": model_cache_dirs,
         }

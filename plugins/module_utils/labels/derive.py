@@ -30,7 +30,18 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.names import (
 PREFIX = "gpurack.io/"
 # Every key a pool (gpurack_pool) may have: anything else is refused, so a misspelt
 # `wrkload` is an error instead of a silently ignored key.
-POOL_KEYS = ("name", "workload", "sharing", "labels", "taints", "cost", "min_available", *SHARING_KEYS)
+# model_cache: where an inference pool's nodes keep models and how much (platform/serving.py checks it).
+POOL_KEYS = (
+    "name",
+    "workload",
+    "sharing",
+    "labels",
+    "taints",
+    "cost",
+    "min_available",
+    "model_cache",
+    *SHARING_KEYS,
+)
 # A pool's price (`gpurack_pool.cost`), for `gpurack cost`: per GPU-hour, in the site's currency.
 COST_KEYS = ("gpu_hour",)
 TAINT_KEYS = ("key", "value", "effect")

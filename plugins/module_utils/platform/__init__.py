@@ -23,6 +23,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.gpu_ope
     operator_node_labels,
     settings_from_mapping,
 )
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.inference import model_cache_dirs
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.objects import (
     DEFAULT_SECTIONS,
     SECTIONS,
@@ -56,6 +57,7 @@ __all__ = [
     "Site",
     "build_objects",
     "gpu_operator_values",
+    "model_cache_dirs",
     "operator_hosts",
     "operator_node_labels",
     "pool_capacity",

@@ -6,6 +6,7 @@ own metric; plus the PriorityClass itself (docs/platform.md, "Inference services
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.labels.derive import PREFIX
@@ -18,6 +19,8 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.common 
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.model import (
     InferenceService,
+    ModelCacheConfig,
+    Pool,
     Site,
     Team,
 )
@@ -33,8 +36,13 @@ POOL_LABEL = f"{PREFIX}pool"
 # scheduler never preempts a serving pod for them, and a serving pod may preempt them.
 PRIORITY_CLASS = "gpurack-inference"
 PRIORITY_VALUE = 1_000_000
-# The node-local model cache in the pod; point 2 of the inference work backs it by the node.
+# The node-local model cache in the pod: the team's folder of the pool's cache on the node.
 CACHE_PATH = "/var/cache/gpurack-models"
+CACHE_VOLUME = "gpurack-model-cache"
+# Kubernetes enforces no size on a hostPath volume: the launcher enforces the cache's limit
+# (GPURACK_MODEL_CACHE_LIMIT), and the claim asks for a token amount that never changes (a
+# claim's request may not shrink).
+CACHE_CLAIM_REQUEST = "1Mi"
 STARTUP_PERIOD_S = 10
 # The user the server runs as (the serving images gpurack builds have no root process).
 SERVER_UID = 65532
@@ -47,6 +55,9 @@ def inference_objects(site: Site) -> list[dict[str, Any]]:
     if not services:
         return []
     objects = [priority_class(), *(priority_quota(team) for team in site.teams)]
+    for team_name, pool_name in sorted({(t.name, s.pool) for t, s in services}):
+        objects.extend(model_cache_volume(site.pool(pool_name), team_name))
+    objects.extend(serving_policy(t) for t in site.teams if t.inference)
     for team, service in services:
         objects.extend(
             [
@@ -82,6 +93,64 @@ def priority_quota(team: Team) -> dict[str, Any]:
     return obj("v1", "ResourceQuota", meta, spec=spec)
 
 
+def model_cache_dirs(site: Site) -> list[dict[str, Any]]:
+    """The folder each node of a serving pool keeps a team's models in, by host: the node makes
+    it (owned by the server's user; Kubernetes would make a missing hostPath folder root's)."""
+    wanted = sorted({(t.name, s.pool) for t in site.teams for s in t.inference})
+    dirs: list[dict[str, Any]] = []
+    for team, name in wanted:
+        pool = site.pool(name)
+        cache = _cache_of(pool)
+        dirs.extend(
+            {"host": host, "root": cache.path, "path": f"{cache.path}/{team}", "uid": SERVER_UID}
+            for host in pool.hosts
+        )
+    return sorted(dirs, key=lambda d: (d["host"], d["path"]))
+
+
+def _cache_of(pool: Pool) -> ModelCacheConfig:
+    if pool.model_cache is None:  # serving_errors refuses a service on a pool that is not inference
+        raise ValueError(f"pool {pool.name} keeps no model cache")
+    return pool.model_cache
+
+
+def _cache_names(pool: Pool, team: str) -> tuple[str, str]:
+    """The PersistentVolume's and the claim's names; a new cache path makes new ones (a volume's
+    source and a claim's volume cannot change)."""
+    # Of team, pool and path together: team "ml" on pool "prod-a" and "ml-prod" on "a" differ.
+    digest = hashlib.sha256(f"{team}\0{pool.name}\0{_cache_of(pool).path}".encode()).hexdigest()[:8]
+    return f"{CACHE_VOLUME}-{team}-{pool.name}-{digest}", f"{CACHE_VOLUME}-{pool.name}-{digest}"
+
+
+def model_cache_volume(pool: Pool, team: str) -> list[dict[str, Any]]:
+    """A hostPath PersistentVolume on the team's folder of the pool's cache, bound to a claim in
+    the team's namespace. Pod Security "restricted" allows no hostPath in a pod, but allows a
+    claim: only the platform, which may make volumes, decides which host folder a team gets."""
+    cache = _cache_of(pool)
+    volume, claim = _cache_names(pool, team)
+    labels = {**team_labels(team), POOL_LABEL: pool.name}
+    selector = {"key": POOL_LABEL, "operator": "In", "values": [pool.name]}
+    pv_spec = {
+        "capacity": {"storage": str(cache.size_bytes)},
+        "accessModes": ["ReadWriteMany"],
+        "persistentVolumeReclaimPolicy": "Retain",
+        "storageClassName": "",
+        "hostPath": {"path": f"{cache.path}/{team}", "type": "Directory"},
+        "claimRef": {"namespace": team, "name": claim},
+        "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [selector]}]}},
+    }
+    pvc_spec = {
+        "accessModes": ["ReadWriteMany"],
+        "storageClassName": "",
+        "volumeName": volume,
+        "resources": {"requests": {"storage": CACHE_CLAIM_REQUEST}},
+    }
+    return [
+        obj("v1", "PersistentVolume", metadata(volume, **labels), spec=pv_spec),
+        obj("v1", "PersistentVolumeClaim", metadata(claim, team, **labels), spec=pvc_spec),
+    ]
+
+
 def _labels(team: Team, service: InferenceService) -> dict[str, str]:
     return {**team_labels(team.name), SERVICE_LABEL: service.name, "app.kubernetes.io/name": service.name}
 
@@ -108,8 +177,14 @@ def deployment(site: Site, team: Team, service: InferenceService) -> dict[str, A
                 "fsGroup": SERVER_UID,
                 "seccompProfile": {"type": "RuntimeDefault"},
             },
-            "containers": [_container(service)],
-            "volumes": [{"name": "model-cache", "emptyDir": {}}],
+            "containers": [_container(service, _cache_of(pool))],
+            "volumes": [
+                {
+                    "name": "model-cache",
+                    "persistentVolumeClaim": {"claimName": _cache_names(pool, team.name)[1]},
+                },
+                {"name": "shm", "emptyDir": {"medium": "Memory", "sizeLimit": runtime_of(service).shm_size}},
+            ],
         },
     }
     spec = {
@@ -121,7 +196,7 @@ def deployment(site: Site, team: Team, service: InferenceService) -> dict[str, A
     return obj("apps/v1", "Deployment", meta, spec=spec)
 
 
-def _container(service: InferenceService) -> dict[str, Any]:
+def _container(service: InferenceService, cache: ModelCacheConfig) -> dict[str, Any]:
     runtime = runtime_of(service)
     resources = service.resources
     amounts = {"cpu": str(resources.cpu), "memory": str(resources.memory)}
@@ -132,9 +207,14 @@ def _container(service: InferenceService) -> dict[str, Any]:
         "name": "server",
         "image": service.image,
         "ports": [{"name": "http", "containerPort": runtime.port}],
+        # The image's launcher reads these (workloads/serving: the cache, then the runtime).
+        "args": list(service.args),
         "env": [
             {"name": "GPURACK_MODEL_URI", "value": service.model},
             {"name": "GPURACK_MODEL_CACHE", "value": CACHE_PATH},
+            {"name": "GPURACK_MODEL_CACHE_LIMIT", "value": str(cache.size_bytes)},
+            {"name": "GPURACK_SERVED_NAME", "value": service.name},
+            {"name": "GPURACK_PORT", "value": str(runtime.port)},
         ],
         "envFrom": [{"secretRef": {"name": "gpurack-object-store", "optional": True}}],
         "resources": {"requests": dict(amounts), "limits": dict(amounts)},
@@ -146,9 +226,26 @@ def _container(service: InferenceService) -> dict[str, Any]:
         },
         "readinessProbe": {**probe, "periodSeconds": 5, "failureThreshold": 2},
         "livenessProbe": {**probe, "periodSeconds": 20, "failureThreshold": 3},
-        "volumeMounts": [{"name": "model-cache", "mountPath": CACHE_PATH}],
+        "volumeMounts": [
+            {"name": "model-cache", "mountPath": CACHE_PATH},
+            {"name": "shm", "mountPath": "/dev/shm"},
+        ],
         "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}},
     }
+
+
+def serving_policy(team: Team) -> dict[str, Any]:
+    """The team's namespace denies all ingress (tenancy); its model servers take requests on
+    their http port from anywhere: other teams' applications, gateways, and Prometheus on its
+    host. Nothing else of the namespace opens."""
+    ports = sorted({runtime_of(s).port for s in team.inference})
+    spec = {
+        "podSelector": {"matchExpressions": [{"key": SERVICE_LABEL, "operator": "Exists"}]},
+        "policyTypes": ["Ingress"],
+        "ingress": [{"ports": [{"protocol": "TCP", "port": port} for port in ports]}],
+    }
+    meta = metadata("allow-inference-clients", team.name, **team_labels(team.name))
+    return obj("networking.k8s.io/v1", "NetworkPolicy", meta, spec=spec)
 
 
 def service_object(team: Team, service: InferenceService) -> dict[str, Any]:

@@ -65,6 +65,7 @@ class InferenceService:
     latency_p99_ms: int
     startup_timeout_s: int
     resources: Resources  # per replica
+    args: tuple[str, ...] = ()  # the runtime's own flags, after those gpurack sets
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -78,6 +79,7 @@ class InferenceService:
             "latency_p99_ms": self.latency_p99_ms,
             "startup_timeout_s": self.startup_timeout_s,
             "resources": self.resources.to_dict(),
+            "args": list(self.args),
         }
 
 
@@ -122,6 +124,18 @@ class Team:
 
 
 @dataclass(frozen=True)
+class ModelCacheConfig:
+    """Where a pool's nodes keep the models their servers load, and the most bytes each node's
+    cache of one team may hold (gpurack_pool.model_cache)."""
+
+    path: str
+    size_bytes: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "size": self.size_bytes}
+
+
+@dataclass(frozen=True)
 class Pool:
     """A pool and its GPU capacity: from facts when every host has them, else from expectations."""
 
@@ -132,6 +146,7 @@ class Pool:
     workload: str
     gpus: int
     gpus_source: str  # facts | expect
+    model_cache: ModelCacheConfig | None = None  # inference pools only
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -142,6 +157,7 @@ class Pool:
             "workload": self.workload,
             "gpus": self.gpus,
             "gpus_source": self.gpus_source,
+            "model_cache": self.model_cache.to_dict() if self.model_cache else None,
         }
 
 

@@ -15,6 +15,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.names import dns
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform import quantity
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.model import (
     InferenceService,
+    ModelCacheConfig,
     Resources,
     Site,
     Team,
@@ -32,8 +33,20 @@ SERVICE_KEYS = (
     "latency_p99_ms",
     "resources",
     "startup_timeout_s",
+    "args",
 )
 INFERENCE_WORKLOAD = "inference"
+# The flags of the runtime's command line that gpurack sets (the model's cached folder, its name,
+# the address): a service's `args` may not set them. The launcher in the image refuses them too
+# (workloads/serving/gpurack_serving/launch.py, OWNED_FLAGS; a unit test keeps the two equal).
+OWNED_FLAGS = ("--model", "--served-model-name", "--host", "--port")
+# Where an inference pool's nodes keep models when gpurack_pool.model_cache names no path: on the
+# node's NVMe scratch when its inventory names scratch devices, else under /var/lib.
+MODEL_CACHE_DIR = "gpurack-model-cache"
+DEFAULT_MODEL_CACHE_PATH = "/var/lib/gpurack/model-cache"
+DEFAULT_MODEL_CACHE_SIZE = "100Gi"
+# nvme_scratch_mountpoint's default (roles/nvme_scratch/defaults/main.yml; a test keeps them equal).
+NVME_SCRATCH_MOUNTPOINT = "/raid"
 
 
 @dataclass(frozen=True)
@@ -45,13 +58,16 @@ class Runtime:
     health_path: str
     # scale metric (gpurack's name) -> the runtime's own Prometheus metric
     metrics: Mapping[str, str]
+    # /dev/shm in memory, at most this much: a container's default 64 MiB is too little for
+    # vLLM's ring buffer between its API server and its engine (160 MiB).
+    shm_size: str = "512Mi"
 
 
 # The images are built locally (no registry); a service may name another with `image`. Only
 # runtimes whose metrics were read from a running server are here (docs/inference.md).
 RUNTIMES: Mapping[str, Runtime] = {
     "vllm": Runtime(
-        image="gpurack/serving-vllm:0.32.0",
+        image="registry.gpurack.lab/gpurack-serving:0.1.0",
         port=8000,
         health_path="/health",
         metrics={
@@ -113,6 +129,7 @@ def _service(where: str, entry: object, team: str, errors: list[str]) -> Inferen
     startup_raw = entry.get("startup_timeout_s", DEFAULT_STARTUP_TIMEOUT_S)
     startup = _positive(where, "startup_timeout_s", startup_raw, found)
     resources = _per_replica(where, entry.get("resources", {}), found)
+    args = _args(where, entry.get("args", []), found)
     errors.extend(found)
     if found or runtime is None or resources is None:
         return None
@@ -129,7 +146,55 @@ def _service(where: str, entry: object, team: str, errors: list[str]) -> Inferen
         latency_p99_ms=latency,
         startup_timeout_s=startup,
         resources=resources,
+        args=args,
     )
+
+
+def _args(where: str, raw: object, errors: list[str]) -> tuple[str, ...]:
+    """The runtime's own flags (e.g. vLLM's `--runner pooling`), none that gpurack sets."""
+    if not isinstance(raw, list) or not all(isinstance(a, str) for a in raw):
+        errors.append(f"{where}: args must be a list of strings (the runtime's flags), got {raw!r}")
+        return ()
+    owned = sorted({a.split("=", 1)[0] for a in raw} & set(OWNED_FLAGS))
+    if owned:
+        errors.append(f"{where}: args may not set {', '.join(owned)}: gpurack sets them")
+    return tuple(raw)
+
+
+def model_cache_from(
+    where: str, pool: Mapping[str, object], scratch: str | None
+) -> tuple[ModelCacheConfig | None, list[str]]:
+    """An inference pool's model cache (gpurack_pool.model_cache: path, size), with the defaults;
+    None for another pool, which may not set one. `scratch` is the host's NVMe scratch mount
+    point when its inventory names scratch devices."""
+    raw = pool.get("model_cache")
+    if pool.get("workload") != INFERENCE_WORKLOAD:
+        return None, (
+            [f"{where}: model_cache: only an inference pool keeps models"] if raw is not None else []
+        )
+    raw = {} if raw is None else raw
+    if not isinstance(raw, Mapping):
+        return None, [f"{where}: model_cache must be a mapping {{path, size}}, got {raw!r}"]
+    errors = unknown_key_errors(f"{where}: model_cache", raw, ("path", "size"))
+    default = f"{scratch.rstrip('/')}/{MODEL_CACHE_DIR}" if scratch else DEFAULT_MODEL_CACHE_PATH
+    path = raw.get("path", default)
+    if (
+        not isinstance(path, str)
+        or not path.startswith("/")
+        or ".." in path.split("/")
+        or path.strip("/") == ""
+    ):
+        errors.append(f"{where}: model_cache.path must be an absolute folder path other than /, got {path!r}")
+    try:
+        size = quantity.parse(raw.get("size", DEFAULT_MODEL_CACHE_SIZE)).value
+    except QuantityError as exc:
+        errors.append(f"{where}: model_cache.size: {exc}")
+        size = Fraction(0)
+    if size < 1 or size.denominator != 1:
+        errors.append(f"{where}: model_cache.size must be a whole number of bytes of 1 or more, like 100Gi")
+    if errors:
+        return None, errors
+    return ModelCacheConfig(path=str(path).rstrip("/"), size_bytes=int(size)), []
 
 
 def _model(where: str, raw: object, team: str, errors: list[str]) -> str:

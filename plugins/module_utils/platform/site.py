@@ -10,7 +10,7 @@ filter, the module and the driver. Every input is checked here, all problems in 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, Optional, TypeVar
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks import validate_expect
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.labels.derive import pool_errors
@@ -22,6 +22,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.model i
     DEFAULT_COHORT,
     DEFAULT_GPU_OPERATOR_NAMESPACE,
     DEFAULT_OBSERVABILITY_NAMESPACE,
+    ModelCacheConfig,
     ObjectStore,
     PlatformInputError,
     Pool,
@@ -31,7 +32,11 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.model i
     Team,
     platform_namespaces,
 )
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.serving import serving_errors
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.serving import (
+    NVME_SCRATCH_MOUNTPOINT,
+    model_cache_from,
+    serving_errors,
+)
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.settings import (
     object_store_from,
     overcommit_from,
@@ -52,7 +57,8 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-_Member = tuple[str, Mapping[str, Any], int, str]  # host, its gpurack_pool, GPUs, facts|expect
+# host, its gpurack_pool, GPUs, facts|expect, its model cache (inference pools)
+_Member = tuple[str, Mapping[str, Any], int, str, Optional[ModelCacheConfig]]  # noqa: UP045 - run time
 
 
 def site_from_hostvars(
@@ -115,6 +121,8 @@ def _pool_from_dict(raw: Mapping[str, Any]) -> Pool:
     definition = {k: raw[k] for k in ("name", "workload", "sharing", "taints")}
     if errors := pool_errors(definition):
         raise ValueError("; ".join(errors))
+    cache = raw.get("model_cache")
+    model_cache = ModelCacheConfig(str(cache["path"]), int(cache["size"])) if cache else None
     return Pool(
         name=str(raw["name"]),
         hosts=tuple(str(h) for h in raw["hosts"]),
@@ -123,6 +131,7 @@ def _pool_from_dict(raw: Mapping[str, Any]) -> Pool:
         workload=str(raw["workload"]),
         gpus=gpus,
         gpus_source=source,
+        model_cache=model_cache,
     )
 
 
@@ -208,16 +217,26 @@ def _pools(
         if problems := validate_expect(hv.get("gpurack_expect")):
             errors.extend(f"host {host}: {p}" for p in problems)
             continue
+        mountpoint = hv.get("nvme_scratch_mountpoint") or NVME_SCRATCH_MOUNTPOINT
+        scratch = str(mountpoint) if hv.get("nvme_scratch_devices") else None
+        cache, problems = model_cache_from(f"host {host}: gpurack_pool", pool, scratch)
+        if problems:
+            errors.extend(problems)
+            continue
         gpus, source = _host_gpus(hv)
-        members.setdefault(str(pool["name"]), []).append((host, pool, gpus, source))
+        members.setdefault(str(pool["name"]), []).append((host, pool, gpus, source, cache))
     return tuple(_pool(name, found, errors) for name, found in sorted(members.items()))
 
 
 def _pool(name: str, members: list[_Member], errors: list[str]) -> Pool:
-    first_host, first, _gpus, _source = members[0]
-    for host, pool, _gpus, _source in members[1:]:
+    first_host, first, _gpus, _source, cache = members[0]
+    for host, pool, _gpus, _source, other_cache in members[1:]:
         if _identity(pool) != _identity(first):
             errors.append(f"pool {name}: hosts {first_host} and {host} differ in workload, sharing or taints")
+        elif other_cache != cache:
+            errors.append(
+                f"pool {name}: hosts {first_host} and {host} differ in their model cache's path or size"
+            )
     return Pool(
         name=name,
         hosts=tuple(sorted(m[0] for m in members)),
@@ -226,6 +245,7 @@ def _pool(name: str, members: list[_Member], errors: list[str]) -> Pool:
         workload=str(first["workload"]),
         gpus=sum(m[2] for m in members),
         gpus_source="facts" if all(m[3] == "facts" for m in members) else "expect",
+        model_cache=cache,
     )
 
 

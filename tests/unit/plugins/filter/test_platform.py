@@ -3,15 +3,18 @@ input as AnsibleFilterError."""
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 from ansible.errors import AnsibleFilterError
 from ansible_collections.gpurack.bootstrap.plugins.filter.platform import (
     FilterModule,
+    model_cache_dirs,
     platform_site,
     removed_inference_services,
     removed_team_objects,
 )
-from platform_inputs import hostvars, site, site_vars
+from platform_inputs import TEAMS, hostvars, site, site_vars
 
 
 def test_platform_site_returns_the_site_as_a_plain_dict() -> None:
@@ -42,7 +45,23 @@ def test_filter_module_maps_its_filters() -> None:
         "platform_site": platform_site,
         "removed_team_objects": removed_team_objects,
         "removed_inference_services": removed_inference_services,
+        "model_cache_dirs": model_cache_dirs,
     }
+
+
+def test_model_cache_dirs_of_a_site_and_a_clear_error_for_anything_else() -> None:
+    teams = copy.deepcopy(TEAMS)
+    teams[1]["inference"] = [
+        {"name": "embed", "pool": "h200-inference", "model": "s3://inference/m/", "resources": {"gpus": 1}}
+    ]
+    site = platform_site(hostvars(), sorted(hostvars()), site_vars(gpurack_teams=teams))
+    assert [(d["host"], d["path"]) for d in model_cache_dirs(site)] == [
+        ("h200-inf-01", "/var/lib/gpurack/model-cache/inference"),
+        ("h200-inf-02", "/var/lib/gpurack/model-cache/inference"),
+    ]
+    for bad in ("site", {"pools": "x"}):
+        with pytest.raises(AnsibleFilterError, match="model_cache_dirs"):
+            model_cache_dirs(bad)  # type: ignore[arg-type]
 
 
 def test_removed_inference_services_names_every_object_of_an_undeclared_service() -> None:

@@ -339,6 +339,7 @@ def test_pool_keys_are_the_documented_ones() -> None:
         "taints",
         "cost",
         "min_available",
+        "model_cache",
         "time_slicing",
         "mig",
     )
