@@ -41,9 +41,11 @@ print(json.dumps({"values": len(answer["data"][0]["embedding"]), "metrics": name
 def assert_inference_service_applied_refused_and_removed(
     inventory: str, teams: list[dict[str, Any]], capsys: pytest.CaptureFixture[str]
 ) -> dict[str, float]:
-    """beta's service lands as a Deployment (its pod admitted under Pod Security "restricted" on
-    the inference pool's node), Service, PodDisruptionBudget and HPA; alpha's, on a pool it has
-    no quota for, is refused before any change; taken out of the inventory, beta's is deleted."""
+    """beta's service lands as a Deployment (its vLLM pod admitted under Pod Security "restricted"
+    on the inference pool's node), Service, PodDisruptionBudget and HPA; its cold start downloads
+    the model into the node's cache, it answers through its Service, Prometheus scrapes it, and
+    its warm start finds the model there; alpha's, on a pool it has no quota for, is refused
+    before any change; taken out of the inventory, beta's is deleted. Returns the start times."""
     built = subprocess.run([str(BUILD_IMAGE)], capture_output=True, text=True, check=False, timeout=1800)
     assert built.returncode == 0, built.stderr[-2000:]
     assert cli.main(["lab", "load-image", built.stdout.strip().splitlines()[-1], "--host", SERVING_NODE]) == 0

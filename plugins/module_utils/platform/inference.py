@@ -2,7 +2,9 @@
 # Apache License 2.0 (see LICENSE)
 """Each inference service's objects in its team's namespace: a Deployment on its pool's nodes
 under the inference PriorityClass, a Service, a PodDisruptionBudget and an HPA on the runtime's
-own metric; plus the PriorityClass itself (docs/platform.md, "Inference services")."""
+own metric; per team and pool, the model cache's volume and claim; per serving team, the
+NetworkPolicy that lets clients in; plus the PriorityClass itself (docs/platform.md, "Inference
+services")."""
 
 from __future__ import annotations
 
@@ -50,7 +52,8 @@ SERVER_UID = 65532
 
 def inference_objects(site: Site) -> list[dict[str, Any]]:
     """The PriorityClass (only when a team serves), the quota on it in every team's namespace,
-    then each team's services, by team and name."""
+    the cache volumes and claims by team and pool, the client policies, then each team's
+    services, by team and name."""
     services = [(team, service) for team in site.teams for service in team.inference]
     if not services:
         return []
