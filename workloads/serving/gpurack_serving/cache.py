@@ -206,7 +206,6 @@ class ModelCache:
 
     def _download(self, key: str, source: Source) -> tuple[float, Model]:
         staging = self.partial / key
-        shutil.rmtree(self.models / key, ignore_errors=True)  # a folder without its record
         started = time.monotonic()
         source.fetch(staging)
         seconds = time.monotonic() - started
