@@ -18,6 +18,7 @@ from gpurack.errors import ExitCode, GpurackError
 LABEL = "io.gpurack.lab"
 DOCKERD_LOG = Path("/var/log/gpurack-dockerd.log")  # the same log tools/molecule.sh uses
 IMAGE_REPO = "gpurack-node"
+CONTAINERD_STORE = "/var/lib/containerd"
 
 # systemd as PID 1 on these machines (shared/notes/lab-host-facts.md): --privileged fails
 # because the bounding set lacks CAP_SYS_RESOURCE, so take every other capability instead.
@@ -192,9 +193,12 @@ def run_container(
     """
     # A reboot inside stops systemd, so the container exits; the restart policy brings it
     # back as a machine comes back (same IP, disks and files; /run and /tmp fresh).
+    # containerd's own store on a volume (Docker's ext4, not its overlayfs): overlay on overlay
+    # fails (EINVAL), overlay on a volume works, so the node runs containerd's default overlayfs
+    # snapshotter as a real host does; `rm --volumes` removes it with the node.
     args = ["run", "--detach", "--name", name, "--hostname", name, "--label", LABEL,
             "--network", network, "--ip", ip, "--memory", memory, "--memory-swap", memory,
-            "--restart", "unless-stopped", *SYSTEMD_FLAGS]  # fmt: skip
+            "--volume", CONTAINERD_STORE, "--restart", "unless-stopped", *SYSTEMD_FLAGS]  # fmt: skip
     for host_path, container_path in devices:
         args += ["--device", f"{host_path}:{container_path}"]
     _run([*args, image])

@@ -87,7 +87,7 @@ def load(
         try:
             docker.exec_in(
                 host,
-                ["ctr", "-n", "k8s.io", "images", "import", "--local", "--snapshotter", "native",
+                ["ctr", "-n", "k8s.io", "images", "import", "--local",
                  "--label", "io.cri-containerd.pinned=pinned", STAGING],
                 timeout=IMPORT_TIMEOUT_S,
             )  # fmt: skip

@@ -29,6 +29,7 @@ from gpurack_lab.state import (
     GATEWAY,
     MAX_WORKERS,
     MEMORY,
+    MEMORY_BY_PROFILE,
     NETWORK,
     SUBNET,
     LabHost,
@@ -327,7 +328,7 @@ def _start(state: LabState, planned: list[Planned], step: Step) -> LabState:
             state.image,
             network=state.network,
             ip=host.ip,
-            memory=MEMORY,
+            memory=MEMORY_BY_PROFILE.get(host.profile, MEMORY),
             devices=[(d.loop, d.device) for d in attached],
         )
         hosts.append(LabHost(host.name, host.role, host.ip, host.profile, host.group, host.faults, attached))

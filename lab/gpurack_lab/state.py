@@ -17,6 +17,9 @@ SUBNET = "172.30.42.0/24"
 GATEWAY = "172.30.42.1"
 CONTROL_PLANE = "lab-cp1"
 MEMORY = "4g"  # 1 control plane + 4 workers fit the 24 GiB build machines (a limit, not a reservation)
+# The inference pool's node runs two model servers at once during a rollout or a scale-up (each
+# about 0.8 GiB of RSS, and the page cache of the libraries they map): in 4 GiB they thrash.
+MEMORY_BY_PROFILE = {"h200x1": "6g"}
 MAX_WORKERS = 16
 
 
