@@ -13,6 +13,7 @@ TREES = (
     "lab/gpurack_lab",
     "workloads/trainer/gpurack_trainer",
     "workloads/serving/gpurack_serving",
+    "workloads/loadgen/gpurack_loadgen",
 )
 MODULE_MAX, FUNCTION_MAX = 400, 50
 
