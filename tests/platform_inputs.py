@@ -51,8 +51,17 @@ def hostvars(h100_facts: int | None = None) -> dict[str, dict[str, Any]]:
     return found
 
 
+# Where prometheus-adapter queries Prometheus (playbooks/platform.yml derives it from cp-01).
+PROMETHEUS_URL = "http://192.0.2.11:9090/"
+
+
 def site_vars(**overrides: Any) -> dict[str, Any]:
-    return {"gpurack_teams": copy.deepcopy(TEAMS), "gpurack_cohort": "site", **overrides}
+    return {
+        "gpurack_teams": copy.deepcopy(TEAMS),
+        "gpurack_cohort": "site",
+        "gpurack_prometheus_url": PROMETHEUS_URL,
+        **overrides,
+    }
 
 
 def site(**overrides: Any) -> Site:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Offline Kubernetes for the gpurack lab: build the Kubernetes, etcd, containerd, runc,
 # crictl, CNI plugin, helm, CoreDNS, Kueue, controller-gen and kube-network-policies binaries
-# (and, stamped on their own inputs, the lab's tools and its object store, versitygw)
+# (and, stamped on their own inputs, the lab's tools, its object store, versitygw, and
+# prometheus-adapter)
 # from the Go module proxy at the versions pinned in versions.env, make the images as OCI
 # archives that `ctr -n k8s.io images import` loads without any registry, and write the
 # Kueue and kube-network-policies install manifests (manifests.py) into <hash>/manifests/.
@@ -129,6 +130,8 @@ RECIPE=(
 #   nvidia-device-plugin, gpu-feature-discovery: NVIDIA's own, for a real GPU node (issue 28);
 #     cgo, since go-nvml opens libnvidia-ml.so at run time; version ldflags as their Makefile
 #   nvidia-ctk, nvidia-cdi-hook: NVIDIA's container toolkit, to write and apply a CDI spec
+#   prometheus-adapter: the inference HPA's custom metrics API, as its Makefile builds
+#     ./cmd/adapter (CGO off, no version ldflags)
 NETCHECK_VERSION=v1
 S3PROBE_VERSION=v1
 LAB_TOOLS=(
@@ -140,6 +143,7 @@ LAB_TOOLS=(
   "gpu-feature-discovery|nvidia-device-plugin|1||-s -w -X github.com/NVIDIA/k8s-device-plugin/internal/info.version=$NVDP_VERSION|github.com/NVIDIA/k8s-device-plugin/cmd/gpu-feature-discovery"
   "nvidia-ctk|nvidia-container-toolkit|1||-s -w -X github.com/NVIDIA/nvidia-container-toolkit/internal/info.version=$NVCT_VERSION|github.com/NVIDIA/nvidia-container-toolkit/cmd/nvidia-ctk"
   "nvidia-cdi-hook|nvidia-container-toolkit|1||-s -w -X github.com/NVIDIA/nvidia-container-toolkit/internal/info.version=$NVCT_VERSION|github.com/NVIDIA/nvidia-container-toolkit/cmd/nvidia-cdi-hook"
+  "prometheus-adapter|prometheus-adapter|0||-s -w|sigs.k8s.io/prometheus-adapter/cmd/adapter"
 )
 OPTIONAL=" coredns etcdctl "
 # Built only when named (`--only kube-network-policies`): kube-network-policies (about 5 min
@@ -184,6 +188,9 @@ IMAGES=(
   # non-root as the other platform images; /data (the POSIX backend) and /iam are emptyDirs
   # in the lab's Deployment, the folders here only give them an owner when run without one
   "versitygw|$VERSITYGW_VERSION|versitygw|--user 65532:65532 --dir /data:0755 --dir /iam:0755"
+  # non-root as the other platform images (upstream's Dockerfile says 65534); the Deployment
+  # mounts emptyDirs on /tmp and on its --cert-dir, where it writes its self-signed certificate
+  "prometheus-adapter|$PROMETHEUS_ADAPTER_VERSION|prometheus-adapter|--user 65532:65532"
 )
 
 # ---------------------------------------------------------------------------------------
@@ -252,6 +259,7 @@ update() {
      [versitygw]="github.com/versity/versitygw $VERSITYGW_VERSION"
      [nvidia-device-plugin]="github.com/NVIDIA/k8s-device-plugin $NVDP_VERSION"
      [nvidia-container-toolkit]="github.com/NVIDIA/nvidia-container-toolkit $NVCT_VERSION"
+     [prometheus-adapter]="sigs.k8s.io/prometheus-adapter $PROMETHEUS_ADAPTER_VERSION"
    )
    for dir in "${!up[@]}"; do
      (( $# == 0 )) || [[ " $* " == *" $dir "* ]] || continue
@@ -367,6 +375,8 @@ build_image() {  # image line
     versitygw) entry='["/usr/local/bin/versitygw"]' ;;
     # as kube-router's Dockerfile: /usr/local/bin/kube-router as ENTRYPOINT
     kube-router) entry='["/usr/local/bin/kube-router"]' ;;
+    # as prometheus-adapter's Dockerfile: /adapter as ENTRYPOINT on distroless static
+    prometheus-adapter) dest=/adapter; entry='["/adapter"]' ;;
   esac
   local start=$SECONDS
   local -a args=(--ref "$ref" --out "$file" --file "$OUT/bin/$bin:$dest:0755"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -27,3 +28,20 @@ def test_cache_dir_is_the_same_from_another_folder(tmp_path: Path) -> None:
     moved = tmp_path / "elsewhere" / "k8s-build"
     shutil.copytree(BUILD, moved)
     assert _print_dir(moved) == _print_dir(BUILD)
+
+
+def test_a_stamped_components_inputs_never_move_the_cache(tmp_path: Path) -> None:
+    """prometheus-adapter (like versitygw) is stamped on its own version and wrapper module: a
+    bump rebuilds it alone, never the rest (a new <hash> is a cold build of everything)."""
+    moved = tmp_path / "k8s-build"
+    shutil.copytree(BUILD, moved)
+    versions = moved / "versions.env"
+    text = versions.read_text()
+    bumped = re.sub(r"^PROMETHEUS_ADAPTER_VERSION=.*$", "PROMETHEUS_ADAPTER_VERSION=v9.9.9", text, flags=re.M)
+    assert bumped != text
+    versions.write_text(bumped)
+    (moved / "prometheus-adapter" / "go.mod").write_text("module gpurack.lab/k8s-build/prometheus-adapter\n")
+    assert _print_dir(moved) == _print_dir(BUILD)
+    # A version of the recipe's components does move it.
+    versions.write_text(re.sub(r"^KUEUE_VERSION=.*$", "KUEUE_VERSION=v9.9.9", text, flags=re.M))
+    assert _print_dir(moved) != _print_dir(BUILD)

@@ -1,6 +1,7 @@
 # Copyright: (c) 2026, gpurack maintainers
 # Apache License 2.0 (see LICENSE)
-"""Acceptance filters: the job, the prices, the rows and their lines (docs: the .yml beside)."""
+"""Acceptance filters: the job, the prices, the rows and their lines, for training and for
+inference (docs: the .yml beside)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,16 @@ from typing import Any
 
 from ansible.errors import AnsibleFilterError
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance import (
+    InferenceObserved,
     JobSpec,
+    LoadSpec,
     Observed,
+    inference_rows,
+    inference_summary,
     job_objects,
+    load_job,
     observed,
+    read_inference_settings,
     read_settings,
     row_line,
     rows,
@@ -94,6 +101,45 @@ def acceptance_row_line(row: Mapping[str, Any]) -> str:
     return row_line(row)
 
 
+def inference_load_job(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """The load tool's Job for one load `spec` describes (name, namespace, image, url, ...)."""
+    if not isinstance(spec, Mapping):
+        raise AnsibleFilterError("inference_load_job expects a mapping (name, namespace, image, url, ...)")
+    try:
+        return load_job(LoadSpec.from_mapping(spec))
+    except (TypeError, ValueError) as exc:
+        raise AnsibleFilterError(f"inference_load_job: {exc}") from None
+
+
+def inference_acceptance_rows(
+    raw: Mapping[str, Any], acceptance: Any = None, latency_objective_ms: Any = None
+) -> list[dict[str, Any]]:
+    """The eight inference rows from the role's read of the cluster, `gpurack_inference_acceptance`
+    and the service's latency objective (the p99 threshold when the inventory sets none)."""
+    if not isinstance(raw, Mapping):
+        raise AnsibleFilterError("inference_acceptance_rows expects the mapping the role gathered")
+    try:
+        wanted = read_inference_settings(acceptance, latency_objective_ms)
+        seen = InferenceObserved.from_mapping(raw)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise AnsibleFilterError(f"inference_acceptance_rows: {exc}") from None
+    return [row.to_dict() for row in inference_rows(seen, wanted)]
+
+
+def inference_acceptance_summary(
+    raw: Mapping[str, Any], results: Sequence[Mapping[str, Any]]
+) -> dict[str, Any]:
+    """What the inference run comes to beside its rows, in the shape the inventory DB keeps."""
+    if not isinstance(raw, Mapping) or isinstance(results, (str, bytes, Mapping)):
+        raise AnsibleFilterError("inference_acceptance_summary expects the gathered mapping and its rows")
+    try:
+        return inference_summary(
+            InferenceObserved.from_mapping(raw), [r for r in results if isinstance(r, Mapping)]
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise AnsibleFilterError(f"inference_acceptance_summary: {exc}") from None
+
+
 class FilterModule:
     """gpurack.bootstrap acceptance filters."""
 
@@ -105,4 +151,7 @@ class FilterModule:
             "acceptance_row_line": acceptance_row_line,
             "acceptance_rows": acceptance_rows,
             "acceptance_summary": acceptance_summary,
+            "inference_acceptance_rows": inference_acceptance_rows,
+            "inference_acceptance_summary": inference_acceptance_summary,
+            "inference_load_job": inference_load_job,
         }

@@ -1,7 +1,7 @@
 # Copyright: (c) 2026, gpurack maintainers
 # Apache License 2.0 (see LICENSE)
-"""Platform filters: platform_site, removed_team_objects, removed_inference_services and
-model_cache_dirs (docs: their .yml files beside this one)."""
+"""Platform filters: platform_site, removed_team_objects, removed_inference_services,
+model_cache_dirs and serving_target (docs: their .yml files beside this one)."""
 
 from __future__ import annotations
 
@@ -22,6 +22,9 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform import 
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform import (
     removed_team_objects as _removed_team_objects,
+)
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform import (
+    serving_target as _serving_target,
 )
 
 
@@ -90,6 +93,17 @@ def model_cache_dirs(site: Mapping[str, Any]) -> list[dict[str, Any]]:
         raise AnsibleFilterError(f"model_cache_dirs: not a site ({exc})") from exc
 
 
+def serving_target(site: Mapping[str, Any], team: str, service: str) -> dict[str, Any]:
+    """One team's inference service as `gpurack accept --inference` needs it (url, replicas,
+    objective, the cache folder on each node of its pool)."""
+    if not isinstance(site, Mapping):
+        raise AnsibleFilterError("serving_target expects the site (platform_site's output)")
+    try:
+        return _serving_target(site_from_dict(site), str(team), str(service))
+    except (PlatformInputError, KeyError, TypeError, ValueError) as exc:
+        raise AnsibleFilterError(f"serving_target: {exc}") from None
+
+
 class FilterModule:
     """gpurack.bootstrap platform filters."""
 
@@ -99,4 +113,5 @@ class FilterModule:
             "removed_team_objects": removed_team_objects,
             "removed_inference_services": removed_inference_services,
             "model_cache_dirs": model_cache_dirs,
+            "serving_target": serving_target,
         }

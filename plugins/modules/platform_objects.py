@@ -17,7 +17,10 @@ description:
     WorkloadPriorityClasses, a ResourceFlavor per pool, a ClusterQueue per team in the cohort and a
     LocalQueue per team namespace (C(kueue.x-k8s.io/v1beta2)); C(inference) gives, per inference
     service of a team, a Deployment on its pool, a Service, a PodDisruptionBudget and an HPA, plus
-    the PriorityClass C(gpurack-inference) (nothing when no team serves); C(gpu_operator) gives the
+    the PriorityClass C(gpurack-inference) and prometheus-adapter, which serves the HPAs their custom
+    metric from the site's C(prometheus_url) (its RBAC, rules ConfigMap, Deployment and Service in
+    C(observability_namespace), and the APIServices C(v1beta1) and C(v1beta2.custom.metrics.k8s.io))
+    (nothing when no team serves); C(gpu_operator) gives the
     operator's Namespace (Pod Security privileged; the chart itself is installed with helm);
     C(observability) gives Prometheus's Namespace, ServiceAccount, token Secret and its read-only
     ClusterRole and binding. Their namespaces are the site's C(gpu_operator_namespace) and

@@ -13,12 +13,15 @@ from acceptance_cluster import raw
 from ansible_collections.gpurack.bootstrap.plugins.filter.acceptance import (
     acceptance_rows,
     acceptance_summary,
+    inference_acceptance_rows,
+    inference_acceptance_summary,
 )
 from cli_helpers import invoke
 from gpurack import acceptance, runner
 from gpurack.errors import ExitCode
 from gpurack.inventory import open_store
 from gpurack.runner import RunRequest, RunResult
+from inference_run import RAW
 
 
 def _inventory(tmp_path: Path) -> Path:
@@ -151,3 +154,57 @@ def test_the_record_is_the_summary_the_role_wrote(tmp_path: Path) -> None:
     run = RunResult("successful", 0, ExitCode.OK, (), (), (), tmp_path)
     record = acceptance.read_report(path, run, tmp_path).record
     assert (record.units, record.outcome, record.gpus) == (12345.0, "failed", 2)
+
+
+def _fake_inference_playbook(monkeypatch: pytest.MonkeyPatch) -> list[RunRequest]:
+    """Stand in for ansible-runner running accept_inference.yml: its report of eight rows."""
+    seen: list[RunRequest] = []
+
+    def run_playbook(request: RunRequest, runs_dir: Path, on_event: Any = None) -> RunResult:
+        seen.append(request)
+        rows = inference_acceptance_rows(RAW, {"baseline_per_1000": 0.5}, 500)
+        summary = inference_acceptance_summary(RAW, rows)
+        report = Path(request.extravars["inference_acceptance_report_file"])
+        report.write_text(
+            json.dumps({"run": "infer-1", "results": rows, "summary": summary, "observed": RAW})
+        )
+        return RunResult("successful", 0, ExitCode.OK, (), (), (), runs_dir)
+
+    monkeypatch.setattr(runner, "run_playbook", run_playbook)
+    return seen
+
+
+def test_the_inference_test_runs_its_playbook_shows_eight_rows_and_is_recorded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("GPURACK_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setenv("COLUMNS", "220")
+    db = f"sqlite:///{tmp_path / 'inventory.db'}"
+    seen = _fake_inference_playbook(monkeypatch)
+    argv = ["accept", "--inference", "-i", _inventory(tmp_path), "--team", "beta", "--service", "embed"]
+    result = invoke(capsys, *argv, "--db", db)
+    assert result.code == 0, result.err
+    assert seen[0].playbook.name == "accept_inference.yml"
+    assert seen[0].extravars["inference_acceptance_team"] == "beta"
+    assert seen[0].extravars["inference_acceptance_service"] == "embed"
+    assert seen[0].extravars["inference_acceptance_fail_on_failure"] is False
+    for step in (
+        "1 cold start",
+        "3 load, 1 in flight",
+        "4 load, 8 in flight",
+        "6 autoscaling",
+        "8 cost vs an API",
+    ):
+        assert step in result.out
+    assert "download 8.0 s" in result.out and "cache miss" in result.out
+    assert "2.63 EUR/1000 requests over 1900 requests answered well" in result.out
+    with open_store(db) as store:
+        (view,) = store.acceptance_runs()
+    assert (view.record.team, view.record.queue, view.record.units) == ("beta", "embed", 1900.0)
+    assert [r["id"] for r in view.record.results][-1] == "infer.cost"
+
+
+def test_a_service_without_inference_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    result = invoke(capsys, "accept", "-i", _inventory(tmp_path), "--service", "embed", "--no-record")
+    assert result.code == ExitCode.USAGE
+    assert "--service names an inference service: give --inference too" in result.err

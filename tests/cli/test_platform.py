@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -161,3 +162,50 @@ def test_lab_teams_fit_the_lab_workers(tmp_path: Path) -> None:
     objects = build_objects(site)  # within capacity: not refused
     quota = next(o for o in objects if o["kind"] == "ResourceQuota" and o["metadata"]["namespace"] == "alpha")
     assert quota["spec"]["hard"]["requests.nvidia.com/gpu"] == "8"  # 4 own + 4 borrowed
+
+
+def test_render_runs_prometheus_adapter_against_the_first_control_planes_prometheus(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    assert invoke(capsys, "platform", "render", "-i", EXAMPLE, "--output", out).code == ExitCode.OK
+    docs = {(d["kind"], d["metadata"]["name"]): d for d in _documents(out / "inference.yaml")}  # type: ignore[index]
+    assert ("APIService", "v1beta1.custom.metrics.k8s.io") in docs
+    pod = docs[("Deployment", "gpurack-prometheus-adapter")]["spec"]["template"]["spec"]  # type: ignore[index]
+    # The example's embed service serves, so the adapter comes; cp-01 is 192.0.2.11.
+    assert "--prometheus-url=http://192.0.2.11:9090/" in pod["containers"][0]["args"]
+    config = docs[("ConfigMap", "gpurack-prometheus-adapter")]["data"]["config.yaml"]  # type: ignore[index]
+    assert [r["name"]["as"] for r in yaml.safe_load(config)["rules"]] == [
+        "gpurack_inference_requests_in_flight",
+        "gpurack_inference_requests_running",
+        "gpurack_inference_requests_waiting",
+    ]
+    # A config file reads as one: a literal block, not an escaped string.
+    assert "config.yaml: |" in (out / "inference.yaml").read_text()
+
+
+@pytest.mark.parametrize(
+    ("settings", "url"),
+    [
+        ("gpurack_prometheus_url: https://prometheus.example:443/\n", "https://prometheus.example:443/"),
+        (
+            "observability_prometheus_host: cp-02\nobservability_prometheus_port: 9091\n",
+            "http://192.0.2.12:9091/",
+        ),
+    ],
+)
+def test_render_takes_prometheus_from_the_inventory(tmp_path: Path, settings: str, url: str) -> None:
+    inventory = _copy_example(tmp_path)
+    (inventory / "group_vars" / "all" / "metrics.yml").write_text("---\n" + settings)
+    assert platform.load_site(inventory).prometheus_url == url
+
+
+def test_the_lab_runs_the_adapter_it_builds(tmp_path: Path) -> None:
+    inventory = tmp_path / "lab"
+    inventory.mkdir()
+    (inventory / "hosts.yml").write_text(LAB_HOSTS)
+    (inventory / "group_vars").symlink_to(REPO / "lab" / "inventory" / "group_vars")
+    versions = (REPO / "lab" / "k8s-build" / "versions.env").read_text()
+    (version,) = re.findall(r"^PROMETHEUS_ADAPTER_VERSION=(\S+)$", versions, re.MULTILINE)
+    image = f"registry.gpurack.lab/prometheus-adapter:{version}"
+    assert platform.load_site(inventory).metrics_adapter_image == image

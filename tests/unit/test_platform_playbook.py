@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -70,3 +71,14 @@ def test_kueue_refuses_a_webhook_timeout_outside_1_to_3600(timeout: int) -> None
     assert proc.returncode != 0
     assert f"kueue_webhook_timeout must be 1 to 3600 seconds, got {timeout}" in out
     assert "Build the Kueue objects from the site" not in out
+
+
+def test_the_playbook_and_render_derive_one_prometheus_url() -> None:
+    """prometheus-adapter's Prometheus: platform.yml and `gpurack platform render` each derive the
+    default (the first control plane's address, port 9090) and must agree."""
+    from gpurack import platform
+
+    proc = _playbook("--tags", "always", "-v", "playbooks/platform.yml")
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+    urls = set(re.findall(r'prometheus_url"?: "?(http[^"\s]+)', proc.stdout))
+    assert urls == {platform.load_site(EXAMPLE).prometheus_url} == {"http://192.0.2.11:9090/"}

@@ -26,8 +26,20 @@ from gpurack.errors import ExitCode, NotAssessedError
 from gpurack.inventory import AcceptanceRecord, RunRecord, open_store
 from gpurack.runner import OnEvent, RunRequest, RunResult
 
-PLAYBOOK = "accept.yml"
 REPORT_FILE = "acceptance.json"
+
+
+@dataclass(frozen=True, slots=True)
+class Test:
+    """One of the two acceptance tests: its playbook and its role's variable prefix."""
+
+    playbook: str
+    prefix: str
+
+
+TRAINING = Test("accept.yml", "acceptance")
+INFERENCE = Test("accept_inference.yml", "inference_acceptance")
+PLAYBOOK = TRAINING.playbook
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +51,7 @@ class Acceptance:
     name: str
     results: tuple[Mapping[str, Any], ...]
     record: AcceptanceRecord
+    test: Test = TRAINING
 
     @property
     def verdict(self) -> str:
@@ -54,6 +67,7 @@ class Acceptance:
         record = self.record
         return {
             "name": self.name,
+            "test": "inference" if self.test is INFERENCE else "training",
             "team": record.team,
             "pool": record.pool,
             "verdict": self.verdict,
@@ -103,7 +117,7 @@ def _number(value: Any) -> float | None:
     return None if value is None else float(value)
 
 
-def read_report(path: Path, run: RunResult, inventory: Path) -> Acceptance:
+def read_report(path: Path, run: RunResult, inventory: Path, test: Test = TRAINING) -> Acceptance:
     """The rows the playbook wrote.
 
     Raises:
@@ -113,7 +127,7 @@ def read_report(path: Path, run: RunResult, inventory: Path) -> Acceptance:
         data = json.loads(path.read_text())
         name, results = str(data["run"]), tuple(data["results"])
         record = record_of(name, results, data["summary"])
-        return Acceptance(run=run, inventory=inventory, name=name, results=results, record=record)
+        return Acceptance(run=run, inventory=inventory, name=name, results=results, record=record, test=test)
     except FileNotFoundError:
         raise NotAssessedError(
             f"the acceptance playbook wrote no rows ({run.status}); see {run.artifact_dir}"
@@ -122,8 +136,10 @@ def read_report(path: Path, run: RunResult, inventory: Path) -> Acceptance:
         raise NotAssessedError(f"{path}: not an acceptance report ({exc})") from None
 
 
-def run(request: RunRequest, runs_dir: Path, on_event: OnEvent | None = None) -> Acceptance:
-    """Run the acceptance playbook of `request` and read its rows.
+def run(
+    request: RunRequest, runs_dir: Path, on_event: OnEvent | None = None, test: Test = TRAINING
+) -> Acceptance:
+    """Run the acceptance playbook of `request` (the `test`'s) and read its rows.
 
     Raises:
         NotAssessedError: as read_report.
@@ -133,8 +149,8 @@ def run(request: RunRequest, runs_dir: Path, on_event: OnEvent | None = None) ->
     report.parent.mkdir(parents=True, exist_ok=True)
     extravars = {
         **request.extravars,
-        "acceptance_report_file": str(report),
-        "acceptance_fail_on_failure": False,
+        f"{test.prefix}_report_file": str(report),
+        f"{test.prefix}_fail_on_failure": False,
     }
     result = runner.run_playbook(
         RunRequest(
@@ -143,7 +159,7 @@ def run(request: RunRequest, runs_dir: Path, on_event: OnEvent | None = None) ->
         runs_dir,
         on_event,
     )
-    return read_report(report, result, request.inventory)
+    return read_report(report, result, request.inventory, test)
 
 
 def record(acceptance: Acceptance, db: str | None) -> int:
@@ -152,7 +168,7 @@ def record(acceptance: Acceptance, db: str | None) -> int:
     run_record = RunRecord(
         kind="accept",
         source=f"inventory:{acceptance.inventory}",
-        playbook=PLAYBOOK,
+        playbook=acceptance.test.playbook,
         status=status,
         started=acceptance.record.started,
         finished=acceptance.record.finished,

@@ -36,10 +36,16 @@ SITE_VARS = (
     "gpurack_quota_overcommit",
     "gpurack_priority_classes",
     "gpurack_object_store",
+    "gpurack_prometheus_url",
+    "gpurack_metrics_adapter_image",
     # The roles' own variables, where the inventory sets them (defaults as the roles').
     "observability_namespace",
     "gpu_operator_namespace",
 )
+# What gpurack_prometheus_url's default is made of (playbooks/tasks/read_platform_site.yml).
+PROMETHEUS_VARS = ("observability_prometheus_host", "observability_prometheus_port")
+PROMETHEUS_PORT = 9090
+CONTROL_PLANE_GROUP = "kube_control_plane"
 
 
 class _Dumper(yaml.SafeDumper):
@@ -47,6 +53,15 @@ class _Dumper(yaml.SafeDumper):
 
     def ignore_aliases(self, data: Any) -> bool:
         return True
+
+
+def _text(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
+    """A string of several lines (a config file in a ConfigMap) as a literal block, as it reads;
+    PyYAML quotes it instead where a block cannot hold it (trailing spaces)."""
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style="|" if "\n" in data else None)
+
+
+_Dumper.add_representer(str, _text)
 
 
 HEADER = "# gpurack platform render: the {section} objects, in the order to apply them\n"
@@ -71,10 +86,26 @@ def load_site(inventory: Path, hosts: str = DEFAULT_HOSTS) -> Site:
     if not names:
         raise UsageError(f"no hosts of {inventory} match {hosts!r}")
     hostvars = {name: read.host_vars(name, HOST_VARS) for name in names}
+    site_vars = read.localhost_vars(SITE_VARS)
+    site_vars.setdefault("gpurack_prometheus_url", default_prometheus_url(read))
     try:
-        return site_from_hostvars(hostvars, names, read.localhost_vars(SITE_VARS))
+        return site_from_hostvars(hostvars, names, site_vars)
     except PlatformInputError as exc:
         raise UsageError(f"{inventory}: {exc}") from None
+
+
+def default_prometheus_url(read: ansible_inventory.Inventory) -> str:
+    """Where the observability role's Prometheus answers, as platform.yml derives it: its host
+    (observability_prometheus_host, else the first control plane) at its ansible_host, on
+    observability_prometheus_port; "" without such a host."""
+    found = read.localhost_vars(PROMETHEUS_VARS)
+    host = found.get("observability_prometheus_host") or next(iter(read.hosts(CONTROL_PLANE_GROUP)), "")
+    if not host:
+        return ""
+    address = str(read.host_vars(str(host), ("ansible_host",)).get("ansible_host") or host)
+    if ":" in address:
+        address = f"[{address}]"
+    return f"http://{address}:{found.get('observability_prometheus_port', PROMETHEUS_PORT)}/"
 
 
 def render(

@@ -56,6 +56,13 @@ class Settings:
     baseline: Baseline | None = None
     thresholds: Mapping[str, float] = field(default_factory=dict)
 
+    @property
+    def variable(self) -> str:
+        return VARIABLE
+
+    def at_most(self, name: str) -> bool:
+        return AT_MOST[name]
+
     def threshold(self, name: str) -> float | None:
         """The threshold `name`; steps_lost defaults to one checkpoint interval."""
         if name == "steps_lost" and name not in self.thresholds:

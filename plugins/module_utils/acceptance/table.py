@@ -19,12 +19,17 @@ acceptance role: Kueue's Workload, the pods, the nodes and the trainer's log.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance.observe import Observed
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance.settings import AT_MOST, Settings
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance.rowkit import (
+    TIER,
+    Figure,
+    Head,
+    judged,
+)
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance.settings import Settings
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance.summary import useful_units
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.cost.model import (
     Allocation,
@@ -37,8 +42,6 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.cost.model impor
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.results.model import CheckResult, Verdict
 
-TIER = "acceptance"
-LIMIT_SOURCE = "inventory: gpurack_acceptance.thresholds"
 # The labels row 6 exports per node, by kind; a node used must carry the pool and accelerator.
 NODE_LABELS: Mapping[str, tuple[str, ...]] = {
     "gpu": ("gpurack.io/accelerator", "gpurack.io/topology"),
@@ -46,79 +49,6 @@ NODE_LABELS: Mapping[str, tuple[str, ...]] = {
     "pool": ("gpurack.io/pool", "gpurack.io/workload"),
 }
 REQUIRED_LABELS = ("gpurack.io/pool", "gpurack.io/accelerator")
-
-
-def _limit(settings: Settings, name: str, value: float) -> tuple[bool, str | None]:
-    """Whether `value` is within the threshold `name`, and the expectation as text (None: no threshold)."""
-    threshold = settings.threshold(name)
-    if threshold is None:
-        return True, None
-    at_most = AT_MOST[name]
-    ok = value <= threshold if at_most else value >= threshold
-    return ok, f"{'<=' if at_most else '>='} {threshold:g}"
-
-
-@dataclass(frozen=True)
-class Head:
-    """A row's identity: its check id, its title and the team it ran for."""
-
-    id: str
-    title: str
-    component: str
-
-    def missing(self, verdict: Verdict, reason: str, remediation: str = "") -> CheckResult:
-        """The row when its figure could not be had: fail (or skip) with the reason."""
-        return CheckResult(
-            id=self.id,
-            verdict=verdict,
-            title=self.title,
-            tier=TIER,
-            component=self.component,
-            reason=reason,
-            remediation=remediation or None,
-        )
-
-
-@dataclass(frozen=True)
-class Figure:
-    """A row's measured figure and what goes with it."""
-
-    measured: float
-    unit: str
-    remediation: str
-    details: Mapping[str, Any]
-    reason: str = ""
-
-
-def _judged(
-    head: Head,
-    figure: Figure,
-    checks: Sequence[tuple[str, float]],
-    settings: Settings,
-    miss: Verdict = Verdict.FAIL,
-) -> CheckResult:
-    """The row: `miss` when any of `checks` (threshold name, value) is outside its threshold."""
-    expected, outside = {}, []
-    for name, value in checks:
-        ok, text = _limit(settings, name, value)
-        if text is not None:
-            expected[name] = text
-        if not ok:
-            outside.append(f"{name} {value:g} is not {text}")
-    return CheckResult(
-        id=head.id,
-        verdict=miss if outside else Verdict.PASS,
-        title=head.title,
-        tier=TIER,
-        component=head.component,
-        measured=float(f"{figure.measured:.6g}"),  # six significant digits
-        expected=expected or None,
-        unit=figure.unit,
-        reason="; ".join([*outside, figure.reason] if figure.reason else outside),
-        remediation=figure.remediation,
-        limit_source=LIMIT_SOURCE if expected else "no threshold set (gpurack_acceptance.thresholds)",
-        details=dict(figure.details),
-    )
 
 
 def _why_not(seen: Observed, what: str) -> str:
@@ -141,7 +71,7 @@ def _queue(seen: Observed, settings: Settings) -> CheckResult:
         {"reason": seen.queue_reason},
         waited,
     )
-    return _judged(head, figure, [("queue_wait_s", seen.queue_wait_s)], settings)
+    return judged(head, figure, [("queue_wait_s", seen.queue_wait_s)], settings)
 
 
 def _staging(seen: Observed, settings: Settings) -> CheckResult:
@@ -157,7 +87,7 @@ def _staging(seen: Observed, settings: Settings) -> CheckResult:
         "check the object store's bandwidth and the team's NetworkPolicy egress",
         {"bytes": size, "mb_per_s": rate, **dict(seen.storage)},
     )
-    return _judged(head, figure, [("staging_s", seconds)], settings)
+    return judged(head, figure, [("staging_s", seconds)], settings)
 
 
 def _allreduce(seen: Observed, settings: Settings) -> CheckResult:
@@ -177,7 +107,7 @@ def _allreduce(seen: Observed, settings: Settings) -> CheckResult:
         "check the pods' network path (fabric, MTU, NetworkPolicy between the pods)",
         {k: event.get(k) for k in keys},
     )
-    return _judged(head, figure, [("busbw_gbps", busbw)], settings)
+    return judged(head, figure, [("busbw_gbps", busbw)], settings)
 
 
 def _train(seen: Observed, settings: Settings) -> CheckResult:
@@ -193,7 +123,7 @@ def _train(seen: Observed, settings: Settings) -> CheckResult:
         "compare samples/s with the pool's expected figure; check CPU/GPU throttling",
         {k: final.done.get(k) for k in keys},
     )
-    return _judged(head, figure, [("samples_per_s", rate)], settings)
+    return judged(head, figure, [("samples_per_s", rate)], settings)
 
 
 def _restore(seen: Observed, settings: Settings) -> CheckResult:
@@ -223,7 +153,7 @@ def _restore(seen: Observed, settings: Settings) -> CheckResult:
         details,
     )
     checks = [("restore_s", seen.restore_s), ("checkpoint_write_s", write_s), ("steps_lost", float(lost))]
-    return _judged(head, figure, checks, settings)
+    return judged(head, figure, checks, settings)
 
 
 def _labels(seen: Observed, price: Mapping[str, Any]) -> CheckResult:
@@ -289,7 +219,7 @@ def _cost(seen: Observed, settings: Settings) -> CheckResult:
     remediation = "compare the pool's price and idle time with the baseline"
     if settings.baseline is None:
         figure = Figure(per_unit, unit, remediation, details, "no baseline set (gpurack_acceptance.baseline)")
-        return _judged(head, figure, [], settings)
+        return judged(head, figure, [], settings)
     comparison = against(result, settings.baseline)
     if comparison.ratio is None:
         return head.missing(Verdict.SKIP, "the baseline prices this work at nothing")
@@ -301,7 +231,7 @@ def _cost(seen: Observed, settings: Settings) -> CheckResult:
     )
     reason = f"{comparison.ratio:.2f}x the baseline ({settings.baseline.kind})"
     figure = Figure(per_unit, unit, remediation, details, reason)
-    return _judged(head, figure, [("cost_ratio", comparison.ratio)], settings, miss=Verdict.WARN)
+    return judged(head, figure, [("cost_ratio", comparison.ratio)], settings, miss=Verdict.WARN)
 
 
 def rows(seen: Observed, settings: Settings) -> list[CheckResult]:

@@ -23,7 +23,10 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.gpu_ope
     operator_node_labels,
     settings_from_mapping,
 )
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.inference import model_cache_dirs
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.inference import (
+    model_cache_dirs,
+    serving_target,
+)
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.objects import (
     DEFAULT_SECTIONS,
     SECTIONS,
@@ -65,6 +68,7 @@ __all__ = [
     "removed_services",
     "removed_team_objects",
     "scrape_config",
+    "serving_target",
     "settings_from_mapping",
     "signed",
     "site_from_dict",

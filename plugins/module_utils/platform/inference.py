@@ -4,7 +4,7 @@
 under the inference PriorityClass, a Service, a PodDisruptionBudget and an HPA on the runtime's
 own metric; per team and pool, the model cache's volume and claim; per serving team, the
 NetworkPolicy that lets clients in; plus the PriorityClass itself (docs/platform.md, "Inference
-services")."""
+services"); and prometheus-adapter, which serves the HPAs their metric (metrics_adapter.py)."""
 
 from __future__ import annotations
 
@@ -18,6 +18,9 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.common 
     obj,
     team_labels,
     toleration,
+)
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.metrics_adapter import (
+    metrics_adapter_objects,
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.model import (
     InferenceService,
@@ -48,16 +51,18 @@ CACHE_CLAIM_REQUEST = "1Mi"
 STARTUP_PERIOD_S = 10
 # The user the server runs as (the serving images gpurack builds have no root process).
 SERVER_UID = 65532
+PRESTOP_S = 10
 
 
 def inference_objects(site: Site) -> list[dict[str, Any]]:
-    """The PriorityClass (only when a team serves), the quota on it in every team's namespace,
-    the cache volumes and claims by team and pool, the client policies, then each team's
-    services, by team and name."""
+    """Only when a team serves: the PriorityClass, the quota on it in every team's namespace,
+    prometheus-adapter, the cache volumes and claims by team and pool, the client policies, then
+    each team's services, by team and name."""
     services = [(team, service) for team in site.teams for service in team.inference]
     if not services:
         return []
     objects = [priority_class(), *(priority_quota(team) for team in site.teams)]
+    objects.extend(metrics_adapter_objects(site))
     for team_name, pool_name in sorted({(t.name, s.pool) for t, s in services}):
         objects.extend(model_cache_volume(site.pool(pool_name), team_name))
     objects.extend(serving_policy(t) for t in site.teams if t.inference)
@@ -109,6 +114,38 @@ def model_cache_dirs(site: Site) -> list[dict[str, Any]]:
             for host in pool.hosts
         )
     return sorted(dirs, key=lambda d: (d["host"], d["path"]))
+
+
+def serving_target(site: Site, team_name: str, service_name: str) -> dict[str, Any]:
+    """What `gpurack accept --inference` needs of one service: where it answers, how it scales,
+    its objective, and the folder each node of its pool keeps the team's models in.
+
+    Raises:
+        ValueError: no such team, or no such service of it (the message lists what there is).
+    """
+    team = next((t for t in site.teams if t.name == team_name), None)
+    if team is None:
+        raise ValueError(f"no team {team_name!r}; teams: {', '.join(t.name for t in site.teams) or 'none'}")
+    service = next((s for s in team.inference if s.name == service_name), None)
+    if service is None:
+        known = ", ".join(s.name for s in team.inference) or "none"
+        raise ValueError(f"team {team_name} has no inference service {service_name!r}; its services: {known}")
+    pool = site.pool(service.pool)
+    selector = ",".join(f"{k}={v}" for k, v in _selector(service).items())
+    return {
+        **service.to_dict(),
+        "team": team.name,
+        "namespace": team.name,
+        "url": f"http://{service.name}.{team.name}.svc",
+        "selector": selector,
+        "gpus_per_replica": service.resources.gpus,
+        "cache": [
+            {"host": d["host"], "path": d["path"]}
+            for d in model_cache_dirs(site)
+            if d["path"].endswith(f"/{team.name}")
+        ],
+        "hosts": list(pool.hosts),
+    }
 
 
 def _cache_of(pool: Pool) -> ModelCacheConfig:
@@ -228,6 +265,10 @@ def _container(service: InferenceService, cache: ModelCacheConfig) -> dict[str, 
             "failureThreshold": max(1, -(-service.startup_timeout_s // STARTUP_PERIOD_S)),
         },
         "readinessProbe": {**probe, "periodSeconds": 5, "failureThreshold": 2},
+        # A pod told to stop keeps serving while the endpoints controller and every node's
+        # kube-proxy stop sending it requests (they learn of it at the same moment as the
+        # kubelet): without the wait, a rollout or a scale-down fails the requests in between.
+        "lifecycle": {"preStop": {"sleep": {"seconds": PRESTOP_S}}},
         "livenessProbe": {**probe, "periodSeconds": 20, "failureThreshold": 3},
         "volumeMounts": [
             {"name": "model-cache", "mountPath": CACHE_PATH},
@@ -280,6 +321,7 @@ def autoscaler(team: Team, service: InferenceService) -> dict[str, Any]:
         "minReplicas": service.min_replicas,
         "maxReplicas": service.max_replicas,
         "metrics": [metric],
+        "behavior": {"scaleDown": {"stabilizationWindowSeconds": service.scale_down_s}},
     }
     meta = metadata(service.name, team.name, **_labels(team, service))
     return obj("autoscaling/v2", "HorizontalPodAutoscaler", meta, spec=spec)

@@ -15,6 +15,8 @@ DEFAULT_COHORT = "site"
 # The namespaces of the observability and gpu_operator sections (the roles' variables of these names).
 DEFAULT_OBSERVABILITY_NAMESPACE = "gpurack-observability"
 DEFAULT_GPU_OPERATOR_NAMESPACE = "gpu-operator"
+# prometheus-adapter's upstream image (gpurack_metrics_adapter_image: a mirror's, or the lab's).
+DEFAULT_METRICS_ADAPTER_IMAGE = "registry.k8s.io/prometheus-adapter/prometheus-adapter:v0.12.0"
 # Where the kueue role installs Kueue's controller (its release manifest names it).
 KUEUE_NAMESPACE = "kueue-system"
 # Kubernetes' own namespaces.
@@ -66,6 +68,8 @@ class InferenceService:
     startup_timeout_s: int
     resources: Resources  # per replica
     args: tuple[str, ...] = ()  # the runtime's own flags, after those gpurack sets
+    # How long the HPA waits, after the metric fell, before it removes replicas (Kubernetes' 300).
+    scale_down_s: int = 300
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -75,7 +79,7 @@ class InferenceService:
             "runtime": self.runtime,
             "image": self.image,
             "replicas": {"min": self.min_replicas, "max": self.max_replicas},
-            "scale": {"metric": self.scale_metric, "target": self.scale_target},
+            "scale": {"metric": self.scale_metric, "target": self.scale_target, "down_s": self.scale_down_s},
             "latency_p99_ms": self.latency_p99_ms,
             "startup_timeout_s": self.startup_timeout_s,
             "resources": self.resources.to_dict(),
@@ -218,6 +222,10 @@ class Site:
     priority_classes: tuple[PriorityClass, ...] = DEFAULT_PRIORITY_CLASSES
     observability_namespace: str = DEFAULT_OBSERVABILITY_NAMESPACE
     gpu_operator_namespace: str = DEFAULT_GPU_OPERATOR_NAMESPACE
+    # Where the cluster's pods reach Prometheus: prometheus-adapter reads the inference services'
+    # metrics there ("" when unknown; refused while a team serves).
+    prometheus_url: str = ""
+    metrics_adapter_image: str = DEFAULT_METRICS_ADAPTER_IMAGE
 
     def pool(self, name: str) -> Pool:
         return next(p for p in self.pools if p.name == name)
@@ -238,6 +246,8 @@ class Site:
             "priority_classes": [c.to_dict() for c in self.priority_classes],
             "observability_namespace": self.observability_namespace,
             "gpu_operator_namespace": self.gpu_operator_namespace,
+            "prometheus_url": self.prometheus_url,
+            "metrics_adapter_image": self.metrics_adapter_image,
         }
 
 

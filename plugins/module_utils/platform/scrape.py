@@ -156,11 +156,20 @@ def targets_from_hostvars(hostvars: Mapping[str, Mapping[str, Any]], hosts: Sequ
     return targets
 
 
+def namespace_object(namespace: str) -> dict[str, Any]:
+    """The observability namespace; prometheus-adapter (inference section) applies the same object."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": namespace, "labels": dict(MANAGED_BY)},
+    }
+
+
 def prometheus_rbac(namespace: str) -> list[dict[str, Any]]:
     """Namespace, ServiceAccount, its long-lived token Secret, ClusterRole and binding, in apply order."""
     meta = {"name": SA_NAME, "labels": dict(MANAGED_BY)}
     return [
-        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace, "labels": meta["labels"]}},
+        namespace_object(namespace),
         {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {**meta, "namespace": namespace}},
         {
             "apiVersion": "v1",

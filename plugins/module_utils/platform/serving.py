@@ -7,7 +7,7 @@ inference, the team has quota there for its most replicas, inference quota is ne
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.labels.derive import unknown_key_errors
@@ -56,8 +56,10 @@ class Runtime:
     image: str
     port: int
     health_path: str
-    # scale metric (gpurack's name) -> the runtime's own Prometheus metric
+    # scale metric (gpurack's name) -> the runtime's own Prometheus gauge, as it is
     metrics: Mapping[str, str]
+    # scale metric -> a counter of the runtime's, served as its per-second rate over a minute
+    rates: Mapping[str, str] = field(default_factory=dict)
     # /dev/shm in memory, at most this much: a container's default 64 MiB is too little for
     # vLLM's ring buffer between its API server and its engine (160 MiB).
     shm_size: str = "512Mi"
@@ -74,11 +76,22 @@ RUNTIMES: Mapping[str, Runtime] = {
             "requests_running": "vllm:num_requests_running",
             "requests_waiting": "vllm:num_requests_waiting",
         },
+        # vLLM samples its gauges at the end of an engine step: an embedding request is scheduled
+        # and done within one step, so the two above read 0 under any load (seen in the lab at
+        # 33 requests/s). The seconds of request latency per second are the mean number of
+        # requests in flight over the minute (Little's law), whatever the model.
+        rates={"requests_in_flight": "vllm:e2e_request_latency_seconds_sum"},
     ),
 }
 # How long a replica may take to start (download and load the model) before it is restarted:
 # long, because a large model's first start is slow (kserve#3795 killed one after 5 minutes).
 DEFAULT_STARTUP_TIMEOUT_S = 1800
+# What an HPA scales on unless a service says: the mean requests in flight per replica, which every
+# runtime here serves whatever its model (Runtime.rates).
+DEFAULT_SCALE_METRIC = "requests_in_flight"
+# The HPA's scale-down stabilization window: Kubernetes' default, and its API's own maximum.
+DEFAULT_SCALE_DOWN_S = 300
+MAX_SCALE_DOWN_S = 3600
 
 
 def services_from(where: str, raw: object, team: str, errors: list[str]) -> tuple[InferenceService, ...]:
@@ -124,7 +137,7 @@ def _service(where: str, entry: object, team: str, errors: list[str]) -> Inferen
     if not isinstance(image, str) or not image:
         found.append(f"{where}: image must be an image reference, got {image!r}")
     low, high = _replicas(where, entry.get("replicas", {"min": 1, "max": 1}), found)
-    metric, target = _scale(where, entry.get("scale"), runtime, found)
+    metric, target, down = _scale(where, entry.get("scale"), runtime, found)
     latency = _positive(where, "latency_p99_ms", entry.get("latency_p99_ms", 1000), found)
     startup_raw = entry.get("startup_timeout_s", DEFAULT_STARTUP_TIMEOUT_S)
     startup = _positive(where, "startup_timeout_s", startup_raw, found)
@@ -143,6 +156,7 @@ def _service(where: str, entry: object, team: str, errors: list[str]) -> Inferen
         max_replicas=high,
         scale_metric=metric,
         scale_target=target,
+        scale_down_s=down,
         latency_p99_ms=latency,
         startup_timeout_s=startup,
         resources=resources,
@@ -218,22 +232,26 @@ def _replicas(where: str, raw: object, errors: list[str]) -> tuple[int, int]:
     return low, high
 
 
-def _scale(where: str, raw: object, runtime: Runtime | None, errors: list[str]) -> tuple[str, int]:
-    """The HPA's metric (one the runtime serves) and its per-replica target."""
-    raw = raw if raw is not None else {"metric": "requests_running", "target": 4}
+def _scale(where: str, raw: object, runtime: Runtime | None, errors: list[str]) -> tuple[str, int, int]:
+    """The HPA's metric (one the runtime serves), its per-replica target and its scale-down wait."""
+    raw = raw if raw is not None else {"metric": DEFAULT_SCALE_METRIC, "target": 4}
     if not isinstance(raw, Mapping):
-        errors.append(f"{where}: scale must be a mapping {{metric, target}}, got {raw!r}")
-        return "", 0
-    errors.extend(unknown_key_errors(f"{where}: scale", raw, ("metric", "target")))
-    metric = raw.get("metric", "requests_running")
+        errors.append(f"{where}: scale must be a mapping {{metric, target, down_s}}, got {raw!r}")
+        return "", 0, DEFAULT_SCALE_DOWN_S
+    errors.extend(unknown_key_errors(f"{where}: scale", raw, ("metric", "target", "down_s")))
+    metric = raw.get("metric", DEFAULT_SCALE_METRIC)
     if not isinstance(metric, str):
         errors.append(f"{where}: scale.metric must be a metric name, got {metric!r}")
         metric = ""
-    elif runtime is not None and metric not in runtime.metrics:
-        known = ", ".join(runtime.metrics)
+    elif runtime is not None and metric not in scale_metrics(runtime):
+        known = ", ".join(scale_metrics(runtime))
         errors.append(f"{where}: scale.metric must be one the runtime serves ({known}), got {metric!r}")
     target = _positive(where, "scale.target", raw.get("target", 4), errors)
-    return str(metric), target
+    down = raw.get("down_s", DEFAULT_SCALE_DOWN_S)
+    if isinstance(down, bool) or not isinstance(down, int) or not 0 <= down <= MAX_SCALE_DOWN_S:
+        errors.append(f"{where}: scale.down_s must be a whole number of seconds from 0 to 3600, got {down!r}")
+        down = DEFAULT_SCALE_DOWN_S
+    return str(metric), target, down
 
 
 def _positive(where: str, key: str, raw: object, errors: list[str]) -> int:
@@ -320,9 +338,20 @@ def is_inference_pool(site: Site, pool: str) -> bool:
     return any(p.name == pool and p.workload == INFERENCE_WORKLOAD for p in site.pools)
 
 
+def custom_metric_name(metric: str) -> str:
+    """The custom metric of a runtime's `metric` (a key of Runtime.metrics), as prometheus-adapter
+    serves it (metrics_adapter.py) and the HPAs read it."""
+    return f"gpurack_inference_{metric}"
+
+
+def scale_metrics(runtime: Runtime) -> tuple[str, ...]:
+    """The metrics an HPA may scale a runtime's servers on: its gauges and its rates."""
+    return (*runtime.metrics, *runtime.rates)
+
+
 def scale_metric_name(service: InferenceService) -> str:
     """The custom metric the HPA reads (prometheus-adapter serves it from the runtime's own)."""
-    return f"gpurack_inference_{service.scale_metric}"
+    return custom_metric_name(service.scale_metric)
 
 
 def runtime_of(service: InferenceService) -> Runtime:

@@ -1,12 +1,14 @@
 # Copyright: (c) 2026, gpurack maintainers
 # Apache License 2.0 (see LICENSE)
 """The site-wide platform settings: gpurack_cohort, gpurack_quota_overcommit,
-gpurack_object_store and gpurack_priority_classes, each checked with a message naming it."""
+gpurack_object_store, gpurack_priority_classes, gpurack_prometheus_url and
+gpurack_metrics_adapter_image, each checked with a message naming it."""
 
 from __future__ import annotations
 
 import ipaddress
 from collections.abc import Mapping
+from urllib.parse import urlsplit
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.names import (
     dns_label_error,
@@ -15,6 +17,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.names import (
     label_value_error,
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.model import (
+    DEFAULT_METRICS_ADAPTER_IMAGE,
     DEFAULT_PRIORITY_CLASSES,
     ObjectStore,
     PriorityClass,
@@ -130,3 +133,41 @@ def priority_classes_from(raw: object) -> tuple[PriorityClass, ...]:
             raise ValueError(f"{where}: duplicate priority class {entry['name']!r}")
         classes.append(PriorityClass(str(entry["name"]), value, str(entry.get("description") or "")))
     return tuple(sorted(classes, key=lambda c: (-c.value, c.name)))
+
+
+def prometheus_url_from(raw: object) -> str:
+    """gpurack_prometheus_url, where the cluster's pods reach Prometheus; "" when unset.
+
+    Raises:
+        ValueError: not an http:// or https:// URL naming a host (and a port from 1 to 65535).
+    """
+    if raw is None or raw == "":
+        return ""
+    example = "http://192.0.2.11:9090/"
+    problem = f"gpurack_prometheus_url must be an http:// or https:// URL, like {example}, got {raw!r}"
+    if not isinstance(raw, str) or any(c.isspace() for c in raw):
+        raise ValueError(problem)
+    try:
+        parsed = urlsplit(raw)
+        port = parsed.port
+    except ValueError:
+        raise ValueError(problem) from None
+    if parsed.scheme not in ("http", "https") or not parsed.hostname or port == 0:
+        raise ValueError(problem)
+    return raw
+
+
+def metrics_adapter_image_from(raw: object) -> str:
+    """gpurack_metrics_adapter_image, or prometheus-adapter's upstream image when unset.
+
+    Raises:
+        ValueError: not a non-empty image reference without spaces.
+    """
+    if raw is None:
+        return DEFAULT_METRICS_ADAPTER_IMAGE
+    if not isinstance(raw, str) or not raw or any(c.isspace() for c in raw):
+        raise ValueError(
+            f"gpurack_metrics_adapter_image must be an image reference like {DEFAULT_METRICS_ADAPTER_IMAGE}, "
+            f"got {raw!r}"
+        )
+    return raw

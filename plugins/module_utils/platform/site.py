@@ -38,9 +38,11 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.serving
     serving_errors,
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.settings import (
+    metrics_adapter_image_from,
     object_store_from,
     overcommit_from,
     priority_classes_from,
+    prometheus_url_from,
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.teams import team_from
 
@@ -103,6 +105,8 @@ _SETTINGS = (
     ("priority_classes", "gpurack_priority_classes", None),
     ("observability_namespace", "observability_namespace", DEFAULT_OBSERVABILITY_NAMESPACE),
     ("gpu_operator_namespace", "gpu_operator_namespace", DEFAULT_GPU_OPERATOR_NAMESPACE),
+    ("prometheus_url", "gpurack_prometheus_url", None),
+    ("metrics_adapter_image", "gpurack_metrics_adapter_image", None),
 )
 
 
@@ -157,6 +161,8 @@ def _site(pools: tuple[Pool, ...], errors: list[str], **raw: Any) -> Site:
     store = _checked(errors, object_store_from, raw["object_store"], None)
     no_classes: tuple[PriorityClass, ...] = ()
     classes = _checked(errors, priority_classes_from, raw["priority_classes"], no_classes)
+    prometheus_url = _checked(errors, prometheus_url_from, raw["prometheus_url"], "")
+    adapter_image = _checked(errors, metrics_adapter_image_from, raw["metrics_adapter_image"], "")
     platform = platform_namespaces(
         str(namespaces["observability_namespace"]), str(namespaces["gpu_operator_namespace"]), store
     )
@@ -164,6 +170,12 @@ def _site(pools: tuple[Pool, ...], errors: list[str], **raw: Any) -> Site:
     unknown = sorted(set(store.teams or ()) - {t.name for t in teams}) if store is not None else []
     if unknown:
         errors.append(f"gpurack_object_store.teams: {', '.join(unknown)} not in gpurack_teams")
+    if any(t.inference for t in teams) and raw["prometheus_url"] in (None, ""):
+        errors.append(
+            "gpurack_prometheus_url is not set: the inference services' autoscalers read their metric"
+            " through prometheus-adapter, which queries Prometheus there (playbooks/platform.yml and"
+            " platform render default it to the first kube_control_plane host's address, port 9090)"
+        )
     if errors:
         raise PlatformInputError("; ".join(errors))
     site = Site(
@@ -173,6 +185,8 @@ def _site(pools: tuple[Pool, ...], errors: list[str], **raw: Any) -> Site:
         overcommit=overcommit,
         object_store=store,
         priority_classes=classes,
+        prometheus_url=prometheus_url,
+        metrics_adapter_image=adapter_image,
         **{key: str(name) for key, name in namespaces.items()},
     )
     # A service on a pool its team cannot serve from is refused before any object is built.

@@ -159,6 +159,9 @@ def test_prices_and_nodes_and_lines() -> None:
         "acceptance_row_line",
         "acceptance_rows",
         "acceptance_summary",
+        "inference_acceptance_rows",
+        "inference_acceptance_summary",
+        "inference_load_job",
     }
 
 
@@ -191,3 +194,26 @@ def test_a_run_never_admitted_is_other_and_unpriced() -> None:
 def test_the_summary_refuses_what_is_not_rows() -> None:
     with pytest.raises(AnsibleFilterError, match="acceptance_summary"):
         acceptance_summary(raw(), "rows")
+
+
+def test_the_inference_filters_refuse_bad_input_in_one_line() -> None:
+    filters = FilterModule().filters()
+    job = {
+        "name": "l",
+        "namespace": "beta",
+        "image": "i",
+        "model": "m",
+        "concurrency": 1,
+        "requests": 1,
+        "seconds": 1,
+    }
+    with pytest.raises(AnsibleFilterError, match="inference_load_job: load job: no url"):
+        filters["inference_load_job"](job)
+    with pytest.raises(
+        AnsibleFilterError, match=r"inference_acceptance_rows: .*requests must be a whole number"
+    ):
+        filters["inference_acceptance_rows"]({"team": "beta"}, {"requests": -1})
+    with pytest.raises(AnsibleFilterError, match="inference_acceptance_rows: 'started'"):
+        filters["inference_acceptance_rows"]({"team": "beta", "service": "embed"})
+    with pytest.raises(AnsibleFilterError, match="expects the gathered mapping and its rows"):
+        filters["inference_acceptance_summary"]({}, "rows")

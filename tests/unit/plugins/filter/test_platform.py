@@ -13,6 +13,7 @@ from ansible_collections.gpurack.bootstrap.plugins.filter.platform import (
     platform_site,
     removed_inference_services,
     removed_team_objects,
+    serving_target,
 )
 from platform_inputs import TEAMS, hostvars, site, site_vars
 
@@ -46,6 +47,7 @@ def test_filter_module_maps_its_filters() -> None:
         "removed_team_objects": removed_team_objects,
         "removed_inference_services": removed_inference_services,
         "model_cache_dirs": model_cache_dirs,
+        "serving_target": serving_target,
     }
 
 
@@ -130,3 +132,18 @@ def test_removed_team_objects_names_gpuracks_objects_of_teams_the_site_dropped()
 def test_removed_team_objects_refuses_what_is_not_objects_and_a_site(objects: object, given: object) -> None:
     with pytest.raises(AnsibleFilterError, match="expects a list of Kubernetes objects and the site"):
         removed_team_objects(objects, given)  # type: ignore[arg-type]
+
+
+def test_serving_target_names_what_there_is() -> None:
+    teams = copy.deepcopy(TEAMS)
+    teams[1]["inference"] = [
+        {"name": "embed", "pool": "h200-inference", "model": "s3://inference/m/", "resources": {"gpus": 1}}
+    ]
+    site = platform_site(hostvars(), sorted(hostvars()), site_vars(gpurack_teams=teams))
+    assert serving_target(site, "inference", "embed")["url"] == "http://embed.inference.svc"
+    with pytest.raises(
+        AnsibleFilterError, match="serving_target: team inference has no inference service 'chat'"
+    ):
+        serving_target(site, "inference", "chat")
+    with pytest.raises(AnsibleFilterError, match="expects the site"):
+        serving_target("site", "inference", "embed")  # type: ignore[arg-type]

@@ -14,8 +14,12 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform import 
     PlatformInputError,
     build_objects,
     model_cache_dirs,
+    serving_target,
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.inference import model_cache_volume
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.metrics_adapter import (
+    metrics_adapter_objects,
+)
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.model import ModelCacheConfig, Pool
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.serving import (
     NVME_SCRATCH_MOUNTPOINT,
@@ -51,7 +55,12 @@ def _by_kind(objects: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 
 def test_a_service_gets_its_deployment_service_budget_and_autoscaler() -> None:
-    objects = build_objects(site(gpurack_teams=_teams()), ("inference",))
+    serving = site(gpurack_teams=_teams())
+    # prometheus-adapter's objects come too (test_platform_metrics_adapter.py has them).
+    adapter = metrics_adapter_objects(serving)
+    built = build_objects(serving, ("inference",))
+    assert all(o in built for o in adapter)
+    objects = [o for o in built if o not in adapter]
     assert [(o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]) for o in objects] == [
         ("PriorityClass", None, "gpurack-inference"),
         ("PersistentVolume", None, f"gpurack-model-cache-inference-h200-inference-{CACHE_DIGEST}"),
@@ -92,6 +101,10 @@ def test_a_service_gets_its_deployment_service_budget_and_autoscaler() -> None:
     assert (hpa["minReplicas"], hpa["maxReplicas"]) == (1, 1)
     assert hpa["metrics"][0]["pods"]["metric"]["name"] == "gpurack_inference_requests_waiting"
     assert hpa["metrics"][0]["pods"]["target"] == {"type": "AverageValue", "averageValue": "4"}
+    # Kubernetes' own scale-down wait unless the service names one.
+    assert hpa["behavior"] == {"scaleDown": {"stabilizationWindowSeconds": 300}}
+    # A stopping pod serves on while the endpoints catch up (a rollout fails no request).
+    assert server["lifecycle"] == {"preStop": {"sleep": {"seconds": 10}}}
     assert kinds["Service"]["spec"]["selector"] == {"gpurack.io/inference-service": "embed"}
     # The namespace denies all ingress; its model servers' http port takes clients and Prometheus.
     policy = kinds["NetworkPolicy"]["spec"]
@@ -123,6 +136,10 @@ def test_a_service_on_a_training_pool_is_refused() -> None:
         ({"runtime": "triton"}, "runtime must be one of vllm, got 'triton'"),
         ({"name": "7b-chat"}, "must start with a letter"),
         ({"scale": {"metric": ["a"], "target": 4}}, "scale.metric must be a metric name"),
+        (
+            {"scale": {"target": 4, "down_s": 7200}},
+            "scale.down_s must be a whole number of seconds from 0 to 3600",
+        ),
         ({"scale": {"metric": "gpu_memory", "target": 4}}, "scale.metric must be one the runtime serves"),
         ({"replicas": {"min": 3, "max": 2}}, "replicas needs 1 <= min <= max"),
         ({"name": "Embed"}, "must be a DNS label"),
@@ -288,3 +305,33 @@ def test_volume_names_differ_for_teams_and_pools_whose_names_join_alike() -> Non
     assert first.startswith("gpurack-model-cache-ml-prod-a-")
     assert second.startswith("gpurack-model-cache-ml-prod-a-")
     assert first != second
+
+
+def test_a_services_scale_down_wait_is_its_own() -> None:
+    objects = build_objects(
+        site(gpurack_teams=_teams(scale={"metric": "requests_running", "target": 2, "down_s": 15})),
+        ("inference",),
+    )
+    hpa = _by_kind(objects)["HorizontalPodAutoscaler"]["spec"]
+    assert hpa["behavior"] == {"scaleDown": {"stabilizationWindowSeconds": 15}}
+
+
+def test_the_acceptance_test_finds_a_service_where_it_answers() -> None:
+    target = serving_target(site(gpurack_teams=_teams()), "inference", "embed")
+    assert target["url"] == "http://embed.inference.svc"
+    assert target["selector"] == "gpurack.io/inference-service=embed"
+    assert (target["replicas"], target["latency_p99_ms"], target["gpus_per_replica"]) == (
+        {"min": 1, "max": 1},
+        250,
+        1,
+    )
+    assert target["cache"] and {c["path"] for c in target["cache"]} == {
+        "/var/lib/gpurack/model-cache/inference"
+    }
+    assert {c["host"] for c in target["cache"]} == set(target["hosts"])
+    with pytest.raises(
+        ValueError, match="team inference has no inference service 'chat'; its services: embed"
+    ):
+        serving_target(site(gpurack_teams=_teams()), "inference", "chat")
+    with pytest.raises(ValueError, match="no team 'gamma'"):
+        serving_target(site(gpurack_teams=_teams()), "gamma", "embed")
