@@ -33,24 +33,31 @@ def _inventory(tmp_path: Path) -> Path:
     return hosts.parent
 
 
-def _fake_playbook(
-    monkeypatch: pytest.MonkeyPatch, gathered: dict[str, Any], settings: Any = None
-) -> list[RunRequest]:
-    """Stand in for ansible-runner: write the rows the role would have written."""
+def _fake_run(monkeypatch: pytest.MonkeyPatch, prefix: str, report: dict[str, Any]) -> list[RunRequest]:
+    """Stand in for ansible-runner: write the `report` the role would have written."""
     seen: list[RunRequest] = []
 
     def run_playbook(request: RunRequest, runs_dir: Path, on_event: Any = None) -> RunResult:
         seen.append(request)
-        report = Path(request.extravars["acceptance_report_file"])
-        rows = acceptance_rows(gathered, settings)
-        summary = acceptance_summary(gathered, rows)
-        report.write_text(
-            json.dumps({"run": "accept-1", "results": rows, "summary": summary, "observed": gathered})
-        )
+        Path(request.extravars[f"{prefix}_report_file"]).write_text(json.dumps(report))
         return RunResult("successful", 0, ExitCode.OK, (), (), (), runs_dir)
 
     monkeypatch.setattr(runner, "run_playbook", run_playbook)
     return seen
+
+
+def _fake_playbook(
+    monkeypatch: pytest.MonkeyPatch, gathered: dict[str, Any], settings: Any = None
+) -> list[RunRequest]:
+    """The training test's report: its rows and summary made from `gathered`."""
+    rows = acceptance_rows(gathered, settings)
+    report = {
+        "run": "accept-1",
+        "results": rows,
+        "summary": acceptance_summary(gathered, rows),
+        "observed": gathered,
+    }
+    return _fake_run(monkeypatch, "acceptance", report)
 
 
 def test_a_passing_run_is_shown_recorded_and_exits_0(
@@ -157,21 +164,11 @@ def test_the_record_is_the_summary_the_role_wrote(tmp_path: Path) -> None:
 
 
 def _fake_inference_playbook(monkeypatch: pytest.MonkeyPatch) -> list[RunRequest]:
-    """Stand in for ansible-runner running accept_inference.yml: its report of eight rows."""
-    seen: list[RunRequest] = []
-
-    def run_playbook(request: RunRequest, runs_dir: Path, on_event: Any = None) -> RunResult:
-        seen.append(request)
-        rows = inference_acceptance_rows(RAW, {"baseline_per_1000": 0.5}, 500)
-        summary = inference_acceptance_summary(RAW, rows)
-        report = Path(request.extravars["inference_acceptance_report_file"])
-        report.write_text(
-            json.dumps({"run": "infer-1", "results": rows, "summary": summary, "observed": RAW})
-        )
-        return RunResult("successful", 0, ExitCode.OK, (), (), (), runs_dir)
-
-    monkeypatch.setattr(runner, "run_playbook", run_playbook)
-    return seen
+    """accept_inference.yml's report: its eight rows and summary."""
+    rows = inference_acceptance_rows(RAW, {"baseline_per_1000": 0.5}, 500)
+    summary = inference_acceptance_summary(RAW, rows)
+    report = {"run": "infer-1", "results": rows, "summary": summary, "observed": RAW}
+    return _fake_run(monkeypatch, "inference_acceptance", report)
 
 
 def test_the_inference_test_runs_its_playbook_shows_eight_rows_and_is_recorded(

@@ -29,7 +29,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance.settings import SettingsError
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance.settings import (
+    SettingsError,
+    mapping_and_thresholds,
+)
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.cost.model import amount
 
 VARIABLE = "gpurack_inference_acceptance"
@@ -103,12 +106,6 @@ def _concurrency(value: Any) -> tuple[int, int]:
     return low, high
 
 
-def _unknown(given: Mapping[str, Any], allowed: Any, where: str) -> None:
-    extra = sorted(str(k) for k in given if k not in allowed)
-    if extra:
-        raise SettingsError(f"{where}: unknown key(s) {', '.join(extra)}; known: {', '.join(allowed)}")
-
-
 def read(value: Any, latency_objective_ms: Any = None) -> InferenceSettings:
     """Settings from the variable's value (None: every default) and the service's objective.
 
@@ -118,13 +115,7 @@ def read(value: Any, latency_objective_ms: Any = None) -> InferenceSettings:
     objective = amount(latency_objective_ms, True) if latency_objective_ms is not None else None
     if value is None:
         return InferenceSettings(latency_objective_ms=objective)
-    if not isinstance(value, Mapping):
-        raise SettingsError(f"{VARIABLE} must be a mapping of {', '.join(KEYS)}")
-    _unknown(value, KEYS, VARIABLE)
-    thresholds = value.get("thresholds") or {}
-    if not isinstance(thresholds, Mapping):
-        raise SettingsError(f"{VARIABLE}.thresholds must be a mapping of {', '.join(AT_MOST)}")
-    _unknown(thresholds, AT_MOST, f"{VARIABLE}.thresholds")
+    value, thresholds = mapping_and_thresholds(value, KEYS, AT_MOST, VARIABLE)
     price = value.get("baseline_per_1000")
     return InferenceSettings(
         concurrency=_concurrency(value.get("concurrency", list(DEFAULT_CONCURRENCY))),
@@ -132,6 +123,6 @@ def read(value: Any, latency_objective_ms: Any = None) -> InferenceSettings:
         seconds=_number(value.get("seconds", 60), "seconds", positive=True, most=MAX_SECONDS),
         rollout_s=_number(value.get("rollout_s", 90), "rollout_s", positive=True, most=MAX_SECONDS),
         baseline_per_1000=None if price is None else _number(price, "baseline_per_1000"),
-        thresholds={name: _number(v, f"thresholds.{name}") for name, v in thresholds.items()},
+        thresholds=thresholds,
         latency_objective_ms=objective,
     )

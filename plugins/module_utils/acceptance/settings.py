@@ -21,7 +21,7 @@ gpurack_acceptance:                 # group_vars/all/acceptance.yml; every key o
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -78,6 +78,33 @@ def _number(value: Any, where: str, positive: bool = False) -> float:
     return number
 
 
+def mapping_and_thresholds(
+    value: Any, keys: Sequence[str], at_most: Mapping[str, bool], variable: str
+) -> tuple[Mapping[str, Any], dict[str, float]]:
+    """An acceptance variable's `value` as a mapping of only `keys`, and its `thresholds` (names of
+    `at_most`, each a finite number of at least 0): what both acceptance tests read alike.
+
+    Raises:
+        SettingsError: not a mapping, an unknown key, or a threshold that is not a number.
+    """
+    if not isinstance(value, Mapping):
+        raise SettingsError(f"{variable} must be a mapping of {', '.join(keys)}")
+    _unknown(value, keys, variable)
+    thresholds = value.get("thresholds") or {}
+    if not isinstance(thresholds, Mapping):
+        raise SettingsError(f"{variable}.thresholds must be a mapping of {', '.join(at_most)}")
+    _unknown(thresholds, at_most, f"{variable}.thresholds")
+    numbers = {}
+    for name, given in thresholds.items():
+        number = amount(given)
+        if number is None:
+            raise SettingsError(
+                f"{variable}.thresholds.{name} must be a finite number at least 0, got {given!r}"
+            )
+        numbers[str(name)] = number
+    return value, numbers
+
+
 def _unknown(given: Mapping[str, Any], allowed: Any, where: str) -> None:
     extra = sorted(str(k) for k in given if k not in allowed)
     if extra:
@@ -106,13 +133,7 @@ def read(value: Any) -> Settings:
     """
     if value is None:
         return Settings()
-    if not isinstance(value, Mapping):
-        raise SettingsError(f"{VARIABLE} must be a mapping of {', '.join(KEYS)}")
-    _unknown(value, KEYS, VARIABLE)
-    thresholds = value.get("thresholds") or {}
-    if not isinstance(thresholds, Mapping):
-        raise SettingsError(f"{VARIABLE}.thresholds must be a mapping of {', '.join(AT_MOST)}")
-    _unknown(thresholds, AT_MOST, f"{VARIABLE}.thresholds")
+    value, thresholds = mapping_and_thresholds(value, KEYS, AT_MOST, VARIABLE)
     interval = value.get("checkpoint_interval_steps", DEFAULT_CHECKPOINT_INTERVAL_STEPS)
     if isinstance(interval, bool) or not isinstance(interval, int) or interval < 1:
         raise SettingsError(
@@ -122,5 +143,5 @@ def read(value: Any) -> Settings:
         window_s=_number(value.get("window_s", DEFAULT_WINDOW_S), "window_s", positive=True),
         checkpoint_interval_steps=interval,
         baseline=_baseline(value.get("baseline")),
-        thresholds={name: _number(v, f"thresholds.{name}") for name, v in thresholds.items()},
+        thresholds=thresholds,
     )
