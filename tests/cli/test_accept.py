@@ -199,6 +199,19 @@ def test_the_inference_test_runs_its_playbook_shows_eight_rows_and_is_recorded(
         (view,) = store.acceptance_runs()
     assert (view.record.team, view.record.queue, view.record.units) == ("beta", "embed", 1900.0)
     assert [r["id"] for r in view.record.results][-1] == "infer.cost"
+    # `report RUN` names a service and requests, not a queue and samples.
+    out = tmp_path / "report"
+    shown = invoke(capsys, "report", str(view.run_id), "--db", db, "--output", out)
+    assert shown.code == 0, shown.err
+    document = json.loads((out / "report.json").read_text())
+    assert document["acceptance"]["test"] == "inference"
+    assert len(document["acceptance"]["rows"]) == 8
+    markdown = (out / "report.md").read_text()
+    assert "Service embed of beta tested" in markdown and "infer.rollout" in markdown
+    assert (
+        "beta's service embed on h200-inference (up to 2 replicas, 2 GPUs), accepted: 1900 requests"
+        in markdown
+    )
 
 
 def test_a_service_without_inference_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -72,11 +72,13 @@ def _acceptance(acc: Mapping[str, Any] | None) -> str:
         ]
         for r in acc["rows"]
     )
-    wait = formatting.duration(acc["queue_wait_s"])
-    facts = (
-        f"Queue wait {escape(wait)}; GPUs held {escape(formatting.timestamp(acc['started']))} to "
-        + escape(formatting.timestamp(acc["finished"]))
+    span = (
+        f"{escape(formatting.timestamp(acc['started']))} to {escape(formatting.timestamp(acc['finished']))}"
     )
+    if acc.get("test") == "inference":
+        facts = f"Service {escape(acc['queue'])} of {escape(acc['team'])} tested {span}"
+    else:
+        facts = f"Queue wait {escape(formatting.duration(acc['queue_wait_s']))}; GPUs held {span}"
     return f"## Acceptance\n\n{facts}\n\n{_table(header, rows)}\n"
 
 

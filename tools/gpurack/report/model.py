@@ -69,6 +69,10 @@ def acceptance_entry(view: AcceptanceView) -> dict[str, Any]:
     r = view.record
     return {
         "name": r.name,
+        # the inference test's rows are infer.*: its queue is a service, its units requests
+        "test": "inference"
+        if any(str(row.get("id", "")).startswith("infer.") for row in r.results)
+        else "training",
         "team": r.team,
         "queue": r.queue,
         "pool": r.pool,

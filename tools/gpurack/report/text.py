@@ -60,11 +60,15 @@ def result_counts(node: Mapping[str, Any]) -> str:
 
 def acceptance_line(acc: Mapping[str, Any]) -> str:
     """`accept-1: alpha's queue on lab-h100 (2 pods, 2 GPUs), accepted: 1,920 units at 0.0012 EUR each`."""
-    where = f"{acc['team']}'s queue {acc['queue']} on {acc['pool'] or 'no pool'}"
-    held = f"{formatting.plural(acc['pods'], 'pod')}, {formatting.plural(acc['gpus'], 'GPU')}"
+    serving = acc.get("test") == "inference"
+    where = (
+        f"{acc['team']}'s {'service' if serving else 'queue'} {acc['queue']} on {acc['pool'] or 'no pool'}"
+    )
+    pods = formatting.plural(acc["pods"], "replica" if serving else "pod")
+    held = f"{'up to ' if serving else ''}{pods}, {formatting.plural(acc['gpus'], 'GPU')}"
     line = f"{acc['name']}: {where} ({held}), {acc['outcome']}"
     if acc["outcome"] == "accepted":
-        line += f": {formatting.number(acc['accepted_units'])} units"
+        line += f": {formatting.number(acc['accepted_units'])} {'requests' if serving else 'units'}"
         if acc["cost_per_unit"] is not None:
             price = " ".join(filter(None, (formatting.number(acc["cost_per_unit"]), acc["currency"])))
             line += f" at {price} each"
