@@ -14,9 +14,17 @@ from dataclasses import MISSING, dataclass
 from typing import Any
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance.job import SECURITY_CONTEXT
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform import SERVICE_LABEL
 
 LABEL = "gpurack.io/inference-acceptance"
 POOL_TAINT = "gpurack.io/pool"  # node_labels: every pool's nodes carry it (NoSchedule)
+SPREAD: Mapping[str, Any] = {
+    "weight": 100,
+    "podAffinityTerm": {
+        "labelSelector": {"matchExpressions": [{"key": SERVICE_LABEL, "operator": "Exists"}]},
+        "topologyKey": "kubernetes.io/hostname",
+    },
+}
 
 
 @dataclass(frozen=True)
@@ -69,6 +77,9 @@ def load_job(spec: LoadSpec) -> dict[str, Any]:
         "restartPolicy": "Never",
         "enableServiceLinks": False,
         "tolerations": [{"key": POOL_TAINT, "operator": "Exists", "effect": "NoSchedule"}],
+        # not beside the servers it measures, where another node can take it: its CPU would be
+        # theirs, and a replica that the rollout or the HPA adds could find no room
+        "affinity": {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [SPREAD]}},
         "containers": [
             {
                 "name": "loadgen",

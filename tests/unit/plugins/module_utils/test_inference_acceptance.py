@@ -202,6 +202,11 @@ def test_the_load_job_is_bounded_and_runs_anywhere_in_the_cluster() -> None:
     ]
     assert job["spec"]["backoffLimit"] == 0 and job["spec"]["activeDeadlineSeconds"] == 730
     assert pod["tolerations"] == [{"key": "gpurack.io/pool", "operator": "Exists", "effect": "NoSchedule"}]
+    # Away from the model servers' nodes where it can: their CPU is what it measures.
+    (term,) = pod["affinity"]["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"]
+    assert term["podAffinityTerm"]["labelSelector"] == {
+        "matchExpressions": [{"key": "gpurack.io/inference-service", "operator": "Exists"}]
+    }
     assert pod["containers"][0]["securityContext"]["runAsNonRoot"] is True
     with pytest.raises(ValueError, match="no url"):
         LoadSpec.from_mapping({k: v for k, v in spec.items() if k != "url"})
