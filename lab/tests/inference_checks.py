@@ -25,10 +25,10 @@ BUILD_IMAGE = IMAGES / "build-serving-image.sh"
 BUILD_LOADGEN = IMAGES / "build-loadgen-image.sh"
 BUILD_TRAINER = IMAGES / "build-trainer-image.sh"
 SERVING_NODE = "lab-w1"  # lab-h200x1, the lab's inference pool
-# The load tool may run on any worker; the acceptance suite loaded the trainer on lab-w2, and the
-# isolation row's training job may land on either H100 node.
+# The load tool may run on any worker; the isolation row's training job on either H100 node (an
+# image a node already holds is not imported again).
 WORKERS = ["lab-w1", "lab-w2", "lab-w3"]
-EXTRA_H100 = "lab-w3"
+H100_NODES = ["lab-w2", "lab-w3"]
 SELECTOR = "gpurack.io/inference-service=embed"
 # The team's cache folder on the node: the pool's model_cache (on /raid, the lab's NVMe scratch).
 CACHE = "/raid/gpurack-model-cache/beta"
@@ -52,7 +52,7 @@ def assert_inference_service_applied_refused_and_removed(
     for script, hosts in (
         (BUILD_IMAGE, [SERVING_NODE]),
         (BUILD_LOADGEN, WORKERS),
-        (BUILD_TRAINER, [EXTRA_H100]),
+        (BUILD_TRAINER, H100_NODES),
     ):
         built = subprocess.run([str(script)], capture_output=True, text=True, check=False, timeout=1800)
         assert built.returncode == 0, built.stderr[-2000:]

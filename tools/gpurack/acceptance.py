@@ -67,7 +67,7 @@ class Acceptance:
         record = self.record
         return {
             "name": self.name,
-            "test": "inference" if self.test is INFERENCE else "training",
+            "test": "inference" if self.test == INFERENCE else "training",
             "team": record.team,
             "pool": record.pool,
             "verdict": self.verdict,

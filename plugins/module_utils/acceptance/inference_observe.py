@@ -17,6 +17,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance.obser
     api_time,
     true_condition,
 )
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform import PRESTOP_S
 
 # The launcher's one line about the model cache (workloads/serving: gpurack_serving.launch).
 CACHE_LINE = '{"gpurack":"model-cache"'
@@ -109,6 +110,16 @@ def scaling_of(raw: Mapping[str, Any]) -> Scaling:
     )
 
 
+def _uncovered(complete: Optional[datetime], load: Mapping[str, Any]) -> Optional[float]:  # noqa: UP045
+    """How long after the load's end the rollout's last old pod was still stopping (its preStop
+    wait after the rollout completed); <= 0 when the load covered it all, None when unknown."""
+    first, seconds = load.get("first_answer"), load.get("seconds")
+    if complete is None or not isinstance(first, (int, float)) or not isinstance(seconds, (int, float)):
+        return None
+    ended = datetime.fromtimestamp(float(first) + float(seconds), tz=UTC)
+    return round((complete - ended).total_seconds() + PRESTOP_S, 3)
+
+
 def _load(value: Any) -> dict[str, Any]:
     """A load tool summary: the mapping, or its one JSON line in a pod's log ({} if none)."""
     if isinstance(value, Mapping):
@@ -138,9 +149,12 @@ class InferenceObserved:
     loads: Sequence[Mapping[str, Any]]
     rollout: Mapping[str, Any]
     rollout_s: Optional[float]  # noqa: UP045
+    # seconds of the rollout the load did not cover: from its end to the last old pod's stop
+    rollout_uncovered_s: Optional[float]  # noqa: UP045
     scaling: Scaling
     isolation: Mapping[str, Mapping[str, Any]]
     training_pods: int
+    isolation_skipped: str
     gpu_hour: Optional[float]  # noqa: UP045
     monthly: Mapping[str, float] = field(default_factory=dict)
     currency: str = ""
@@ -173,9 +187,11 @@ class InferenceObserved:
             loads=[_load(entry.get("result")) for entry in raw.get("loads") or []],
             rollout=_load(rollout.get("result")),
             rollout_s=_seconds(api_time(rollout.get("complete")), api_time(rollout.get("patched"))),
+            rollout_uncovered_s=_uncovered(api_time(rollout.get("complete")), _load(rollout.get("result"))),
             scaling=scaling_of(raw.get("autoscale") or {}),
             isolation={k: _load(isolation.get(k)) for k in ("alone", "with_training")},
             training_pods=int(isolation.get("training_pods") or 0),
+            isolation_skipped=str(isolation.get("skipped") or ""),
             gpu_hour=(prices.get("gpu_hour") or {}).get(pool),
             monthly=dict(prices.get("monthly") or {}),
             currency=str(prices.get("currency") or ""),

@@ -103,6 +103,8 @@ def _concurrency(value: Any) -> tuple[int, int]:
     if not isinstance(value, (list, tuple)) or len(value) != 2:
         raise SettingsError(f"{VARIABLE}.concurrency must be two load levels, e.g. [1, 8], got {value!r}")
     low, high = (_whole(v, "concurrency", 256) for v in value)
+    if low >= high:
+        raise SettingsError(f"{VARIABLE}.concurrency must be a lower then a higher level, got {value!r}")
     return low, high
 
 

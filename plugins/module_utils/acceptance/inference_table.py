@@ -95,6 +95,12 @@ def _rollout(seen: InferenceObserved, settings: InferenceSettings) -> CheckResul
     head = Head("infer.rollout", f"Rollout of {seen.service} under load", seen.team)
     if seen.rollout_s is None or not seen.rollout:
         return head.missing(Verdict.FAIL, _why(seen, "the rollout did not complete under the load"))
+    if seen.rollout_uncovered_s is not None and seen.rollout_uncovered_s > 0:
+        return head.missing(
+            Verdict.FAIL,
+            f"the load ended {seen.rollout_uncovered_s:g} s before the last old pod stopped",
+            "give gpurack_inference_acceptance.rollout_s more than the rollout takes",
+        )
     failed = float(seen.rollout.get("failures") or 0)
     details = {"rollout_s": seen.rollout_s, **{k: seen.rollout.get(k) for k in LOAD_KEYS}}
     details["kinds"] = seen.rollout.get("failure_kinds")
@@ -127,6 +133,8 @@ def _isolation(seen: InferenceObserved, settings: InferenceSettings) -> CheckRes
     head = Head("infer.isolation", f"{seen.service}'s p99 beside a training job over alone", seen.team)
     alone = seen.loads[0] if seen.loads else {}
     beside = seen.isolation.get("with_training") or {}
+    if seen.isolation_skipped:
+        return head.missing(Verdict.SKIP, seen.isolation_skipped)
     if seen.training_pods < 1:
         return head.missing(Verdict.FAIL, _why(seen, "no training pod ran during the load"))
     if not alone.get("p99_ms") or not beside.get("p99_ms"):

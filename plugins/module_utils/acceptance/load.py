@@ -41,6 +41,7 @@ class LoadSpec:
     requests: int
     seconds: float
     wait_s: float = 0.0
+    run: str = ""  # the acceptance run it belongs to (its label; default the Job's name)
     cpu: str = "500m"
     memory: str = "256Mi"
 
@@ -72,7 +73,7 @@ def load_job(spec: LoadSpec) -> dict[str, Any]:
         args += ["--wait-ready", f"{spec.wait_s:g}"]
     resources = {"cpu": spec.cpu, "memory": spec.memory}
     labels = {"app.kubernetes.io/name": "gpurack-loadgen", "app.kubernetes.io/managed-by": "gpurack"}
-    labels[LABEL] = spec.name
+    labels[LABEL] = spec.run or spec.name
     pod = {
         "restartPolicy": "Never",
         "enableServiceLinks": False,

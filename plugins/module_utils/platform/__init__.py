@@ -24,6 +24,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.gpu_ope
     settings_from_mapping,
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.inference import (
+    PRESTOP_S,
     SERVICE_LABEL,
     model_cache_dirs,
     serving_target,
@@ -53,6 +54,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.site im
 
 __all__ = [
     "DEFAULT_SECTIONS",
+    "PRESTOP_S",
     "SECTIONS",
     "SERVICE_LABEL",
     "GpuOperatorInputError",

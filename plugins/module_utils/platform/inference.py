@@ -139,10 +139,11 @@ def serving_target(site: Site, team_name: str, service_name: str) -> dict[str, A
         "url": f"http://{service.name}.{team.name}.svc",
         "selector": selector,
         "gpus_per_replica": service.resources.gpus,
+        # the team's folder on this pool's nodes only: its caches on other pools are not this service's
         "cache": [
             {"host": d["host"], "path": d["path"]}
             for d in model_cache_dirs(site)
-            if d["path"].endswith(f"/{team.name}")
+            if d["host"] in pool.hosts and d["path"] == f"{_cache_of(pool).path}/{team.name}"
         ],
         "hosts": list(pool.hosts),
     }

@@ -154,6 +154,7 @@ def test_the_summary_counts_requests_and_prices_one() -> None:
         ({"requests": 0}, "requests must be a whole number from 1 to 100000"),
         ({"seconds": 3600}, "seconds must be a finite number above 0 and at most 900"),
         ({"concurrency": [8]}, "two load levels"),
+        ({"concurrency": [8, 1]}, "a lower then a higher level"),
         ({"thresholds": {"p99": 1}}, "unknown key(s) p99"),
         ({"burst": 1}, "unknown key(s) burst"),
         ("fast", "must be a mapping"),
@@ -212,3 +213,18 @@ def test_the_load_job_is_bounded_and_runs_anywhere_in_the_cluster() -> None:
         LoadSpec.from_mapping({k: v for k, v in spec.items() if k != "url"})
     with pytest.raises(ValueError, match="concurrency and requests must be >= 1"):
         LoadSpec.from_mapping({**spec, "concurrency": 0})
+
+
+def test_a_rollout_the_load_did_not_cover_fails() -> None:
+    # The load's first answer at 10:19:55: 100 s of load end at 10:21:35, 5 s after the rollout
+    # completed at 10:21:30, but the last old pod serves on 10 s (its preStop wait) after that.
+    short = {**RAW["rollout"], "result": load(1000, first_answer=T0 + 1195, seconds=100.0)}
+    row = _rows(_with(rollout=short))["infer.rollout"]
+    assert row["verdict"] == "fail" and row["reason"] == "the load ended 5 s before the last old pod stopped"
+    covered = {**RAW["rollout"], "result": load(1000, first_answer=T0 + 1195, seconds=120.0)}
+    assert _rows(_with(rollout=covered))["infer.rollout"]["verdict"] == "pass"
+
+
+def test_without_a_training_team_the_isolation_row_is_skipped() -> None:
+    row = _rows(_with(isolation={"skipped": "no training team"}))["infer.isolation"]
+    assert (row["verdict"], row["reason"]) == ("skip", "no training team")
