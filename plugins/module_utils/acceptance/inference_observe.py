@@ -158,7 +158,6 @@ class InferenceObserved:
     gpu_hour: Optional[float]  # noqa: UP045
     monthly: Mapping[str, float] = field(default_factory=dict)
     currency: str = ""
-    replica_seconds: float = 0.0
     failure: str = ""
 
     @classmethod
@@ -195,7 +194,6 @@ class InferenceObserved:
             gpu_hour=(prices.get("gpu_hour") or {}).get(pool),
             monthly=dict(prices.get("monthly") or {}),
             currency=str(prices.get("currency") or ""),
-            replica_seconds=float(raw.get("replica_seconds") or 0.0),
             failure=str(raw.get("failure") or ""),
         )
 
