@@ -116,7 +116,7 @@ bench-molecule: molecule ## Converge and idempotent re-run time per scenario (pr
 lab-e2e: lab-k8s-test ## Every end-to-end suite of the lab (they share one lab cluster)
 
 lab-k8s-test: lab-k8s lab-images ## End-to-end on one lab cluster: lab up --kubernetes, SSH, site.yml, the cluster through the kubernetes client, a faulty worker's preflight, the platform (queues, tenancy, NetworkPolicy, homogeneity, figures), the object store, the acceptance test, maintenance (drain within PDBs, return), the rolling patch (held by a PDB, a failed validation, update and reboot, a Kueue job kept, nothing to do), lab down
-	$(BIN)/pytest lab/tests -m kubernetes
+	$(BIN)/pytest lab/tests -m kubernetes --durations=12
 
 bench-lab: setup ## Print lab up (cold/warm) and preflight wall times for 2 and 4 workers
 	$(BIN)/python lab/benchmarks/bench_lab.py

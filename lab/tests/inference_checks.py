@@ -79,10 +79,9 @@ def assert_inference_service_applied_refused_and_removed(
     assert cold["node"] == SERVING_NODE, "the service's pod must land on its inference pool's node"
     assert cold["cache_hit"] is False and cold["downloaded_bytes"] > 80_000_000, cold
     assert warm["cache_hit"] is True and warm["downloaded_bytes"] == 0, warm
-    # At most the one kept-alive connection a stopping pod closes (serving.yml), nothing else.
+    # Not one failed request: a kept-alive connection a stopping pod closed unanswered was sent again
     rollout = rows["infer.rollout"]
-    assert rollout["measured"] <= 1 and rollout["details"]["requests"] > 0, rollout
-    assert set(rollout["details"]["kinds"] or {}) <= {"connection: HTTPConnectionClosed"}, rollout
+    assert rollout["measured"] == 0 and rollout["details"]["requests"] > 0, rollout
     assert rows["infer.autoscale"]["details"]["peak"] == 2
     # The lab's Prometheus found the pods (the scrape targets helper) and scrapes vLLM's own metrics.
     pod = client.CoreV1Api().list_namespaced_pod("beta", label_selector=SELECTOR).items[0].metadata.name
@@ -124,6 +123,7 @@ def _figures(rows: dict[str, dict[str, Any]]) -> dict[str, float]:
                 {f"{row_id} {k}": row["details"][k] for k in ("p50_ms", "p95_ms", "p99_ms", "rps")}
             )
     figures["rollout (s)"] = rows["infer.rollout"]["details"]["rollout_s"]
+    figures["rollout requests sent again"] = rows["infer.rollout"]["details"]["retried"]
     figures.update({f"autoscale {k}": rows["infer.autoscale"]["details"][k] for k in ("up_s", "down_s")})
     figures["isolation p99 ratio"] = rows["infer.isolation"]["measured"]
     figures["cost per 1,000 requests (EUR)"] = rows["infer.cost"]["measured"]

@@ -43,7 +43,10 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.results.model im
 )
 
 COST_ROW = "infer.cost"
-LOAD_KEYS = ("p50_ms", "p95_ms", "p99_ms", "mean_ms", "rps", "requests", "failures", "error_rate", "seconds")
+LOAD_KEYS = (
+    "p50_ms", "p95_ms", "p99_ms", "mean_ms", "rps",
+    "requests", "failures", "retried", "error_rate", "seconds",
+)  # fmt: skip
 
 
 def _why(seen: InferenceObserved, what: str) -> str:
@@ -105,7 +108,9 @@ def _rollout(seen: InferenceObserved, settings: InferenceSettings) -> CheckResul
     details = {"rollout_s": seen.rollout_s, **{k: seen.rollout.get(k) for k in LOAD_KEYS}}
     details["kinds"] = seen.rollout.get("failure_kinds")
     remediation = "check the pods' readiness probe and preStop delay and the PodDisruptionBudget"
-    figure = Figure(failed, "failed requests", remediation, details, f"rolled out in {seen.rollout_s:g} s")
+    retried = int(seen.rollout.get("retried") or 0)  # closed unanswered by a stopping pod, sent again
+    reason = f"{retried} sent again after their connection closed unanswered" if retried else ""
+    figure = Figure(failed, "failed requests", remediation, details, reason)
     return judged(head, figure, [("rollout_failures", failed)], settings)
 
 

@@ -28,6 +28,7 @@ GOOD = json.dumps({"object": "list", "data": [{"index": 0, "embedding": [0.25, -
 NO_EMBEDDING = json.dumps({"object": "list", "data": []}).encode()
 
 Answer = Callable[[int], tuple[int, bytes]]  # the request's number (from 1) -> status, body
+CLOSE = 0  # an Answer's status: close the connection without a byte of answer
 
 
 class Server:
@@ -60,6 +61,9 @@ def _handler(server: Server) -> type[BaseHTTPRequestHandler]:
             status, payload = server.answer(number)
             with server.lock:
                 server.in_flight -= 1
+            if status == CLOSE:  # a stopping server closing a kept-alive connection under a request
+                self.close_connection = True
+                return
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(payload)))
@@ -139,7 +143,7 @@ def test_failures_are_counted_by_kind_with_their_first_and_last_times(serve: Cal
             return 503, b'{"error": "busy"}'
         return (200, NO_EMBEDDING) if n % 7 == 0 else (200, GOOD)
 
-    server = serve(answer)
+    server = serve(answer, delay_s=0.01)  # a run long enough for rps's 1 % below
     line = _line(_loadgen("--url", server.url, "--model", "m", "--concurrency", "2", "--requests", "50"))
     # 5, 10 ... 50 are 503s; 7, 14, 21, 28, 42, 49 are 200s without an embedding (35 is a 503)
     assert line["failure_kinds"] == {"HTTP 503": 10, "no embedding": 6}
@@ -208,6 +212,7 @@ def test_an_unreachable_url_is_exit_2_with_one_line_and_no_traceback() -> None:
         (["--url", "http://h:1", "--concurrency", "1", "--seconds", "nan"], "--seconds must be over 0"),
         (["--url", "http://h:1", "--concurrency", "x", "--seconds", "1"], "invalid int value: 'x'"),
         (["--url", "http://h:1", "--concurrency", "1", "--seconds", "1", "--bogus"], "unrecognized"),
+        (["--url", "http://h:1", "--concurrency", "1", "--seconds", "1", "--retries", "4"], "--retries must"),
     ],
 )
 def test_bad_arguments_are_exit_2_with_one_line(
@@ -269,6 +274,28 @@ def test_failure_kinds_of_each_answer() -> None:
     wrapped = ConnectionError("retries exceeded")
     wrapped.original = ConnectionResetError(104, "reset")  # type: ignore[attr-defined]
     assert failure_kind(0, None, wrapped) == "connection: ConnectionResetError"
+
+
+def test_a_request_the_server_closed_unanswered_is_sent_again_once_and_counted(
+    serve: Callable[..., Server],
+) -> None:
+    server = serve(lambda n: (CLOSE, b"") if n in (3, 7) else (200, GOOD))
+    # one in flight, so the server's numbers are the tool's order: 3 and 7 are first tries
+    line = _line(_loadgen(*f"--url {server.url} --model m --concurrency 1 --requests 20".split()))
+    assert (line["requests"], line["failures"], line["retried"], line["failure_kinds"]) == (20, 0, 2, {})
+    assert server.count == 22  # the two closed under it were sent once more
+
+
+def test_without_retries_or_when_the_retry_is_closed_too_the_request_fails(
+    serve: Callable[..., Server],
+) -> None:
+    server = serve(lambda n: (CLOSE, b"") if n == 4 else (200, GOOD))
+    line = _line(_loadgen(*f"--url {server.url} --model m --concurrency 1 --requests 10 --retries 0".split()))
+    assert (line["failures"], line["retried"]) == (1, 0)
+    assert line["failure_kinds"] == {"connection: HTTPConnectionClosed": 1} and server.count == 10
+    server = serve(lambda n: (CLOSE, b"") if n in (4, 5) else (200, GOOD))
+    line = _line(_loadgen(*f"--url {server.url} --model m --concurrency 1 --requests 10".split()))
+    assert (line["failures"], line["retried"], server.count) == (1, 1, 11)
 
 
 def test_an_answer_slower_than_the_timeout_is_a_timeout(serve: Callable[..., Server]) -> None:

@@ -19,6 +19,7 @@ from typing import Any
 import gevent
 import locust
 from gevent.event import Event
+from geventhttpclient.response import HTTPConnectionClosed
 from locust import FastHttpUser, constant, task
 from locust.env import Environment
 
@@ -50,9 +51,20 @@ class _Budget:
         return True
 
 
-def _user_class(settings: Settings, budget: _Budget) -> type[FastHttpUser]:
+def _unanswered(answer: Any) -> bool:
+    """The server closed the connection before a single byte of an answer: on a kept-alive
+    connection, a server that closed it as idle (a stopping pod) while the request was on its way."""
+    return isinstance(answer.request_meta.get("exception"), HTTPConnectionClosed)
+
+
+def _user_class(settings: Settings, budget: _Budget, recorder: Recorder) -> type[FastHttpUser]:
     """A user with one embeddings task and no wait: one request in flight per user, on one
-    kept-alive connection (FastHttpUser: geventhttpclient, cheaper per request than requests)."""
+    kept-alive connection (FastHttpUser: geventhttpclient, cheaper per request than requests).
+
+    A request the server closed its connection under, unanswered, is sent once more on a new
+    connection, as HTTP clients do for a request they know to be safe to repeat (RFC 9110 9.2.2;
+    an embedding changes nothing; the OpenAI SDK retries connection errors). The retry is counted
+    and its time is in the request's latency: the user waited for both."""
     body = _body(settings)
 
     class EmbeddingsUser(FastHttpUser):
@@ -66,7 +78,17 @@ def _user_class(settings: Settings, budget: _Budget) -> type[FastHttpUser]:
             if not budget.take():
                 gevent.sleep(settings.seconds)  # all N are sent: idle until the run stops the users
                 return
-            self.client.post(settings.path, data=body, headers=HEADERS, name="embeddings")
+            started = time.perf_counter()
+            for attempt in range(1 + settings.retries):
+                answer = self.client.post(
+                    settings.path, data=body, headers=HEADERS, name="embeddings", catch_response=True
+                )
+                if attempt == settings.retries or not _unanswered(answer):
+                    break
+                recorder.retried += 1
+            answer.request_meta["response_time"] = (time.perf_counter() - started) * 1000
+            with answer:  # reports the last answer by its status, as without catch_response
+                pass
 
     return EmbeddingsUser
 
@@ -101,7 +123,8 @@ def run(settings: Settings) -> tuple[_Run, float]:
     """All users started at once; stop at the request bound or the time bound, whichever comes
     first. Requests still in flight at the time bound are cut off and not counted."""
     state = _Run(settings)
-    env = Environment(user_classes=[_user_class(settings, _Budget(settings.requests))], catch_exceptions=True)
+    user = _user_class(settings, _Budget(settings.requests), state.recorder)
+    env = Environment(user_classes=[user], catch_exceptions=True)
     env.events.request.add_listener(state.on_request)  # type: ignore[no-untyped-call]
     runner = env.create_local_runner()
     state.start = time.perf_counter()

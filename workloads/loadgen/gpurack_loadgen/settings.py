@@ -19,6 +19,7 @@ MAX_REQUESTS = 10_000_000  # every latency is kept: 80 MB at most
 MAX_CONCURRENCY = 1024
 DEFAULT_TEXT = "gpurack measures how the model server answers under load."
 CONNECT_S = 5.0  # the reachability check's connect timeout
+MAX_RETRIES = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +34,7 @@ class Settings:
     text: str
     timeout: float  # per request (connect, then each read)
     wait_ready: float  # > 0: first wait as long for one good answer; 0: check the port once
+    retries: int  # sends again a request whose connection closed before any answer
 
     @property
     def host(self) -> str:
@@ -83,6 +85,14 @@ def _parser() -> argparse.ArgumentParser:
         help="first wait up to S seconds for one good answer (a server still starting); "
         "the line reports when it came",
     )
+    parser.add_argument(
+        "--retries",
+        type=int,
+        default=1,
+        metavar="N",
+        help="send a request again, up to N times, when the server closed its connection before "
+        "any answer (a kept-alive connection to a stopping server); counted as retried (default 1)",
+    )
     return parser
 
 
@@ -120,6 +130,7 @@ def parse(argv: Sequence[str]) -> Settings:
     _check(0 < ns.timeout <= MAX_SECONDS, f"--timeout must be over 0 and at most {MAX_SECONDS:g}")
     _check(0 <= ns.wait_ready <= MAX_SECONDS, f"--wait-ready must be 0 to {MAX_SECONDS:g}")
     _check(bool(ns.model.strip()), "--model must name the served model")
+    _check(0 <= ns.retries <= MAX_RETRIES, f"--retries must be 0 to {MAX_RETRIES}")
     return Settings(
         url=_base_url(ns.url),
         model=ns.model,
@@ -129,6 +140,7 @@ def parse(argv: Sequence[str]) -> Settings:
         text=ns.text,
         timeout=ns.timeout,
         wait_ready=ns.wait_ready,
+        retries=ns.retries,
     )
 
 

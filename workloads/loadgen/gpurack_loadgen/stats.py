@@ -62,6 +62,7 @@ class Recorder:
     ok_ms: list[float] = field(default_factory=list)
     kinds: Counter[str] = field(default_factory=Counter)
     failures: int = 0
+    retried: int = 0  # requests sent again after an unanswered close (their last answer counts)
     first_failure_s: float | None = None
     last_failure_s: float | None = None
 
@@ -106,6 +107,7 @@ def summary(recorder: Recorder, *, concurrency: int, seconds: float, tool_versio
         "requests": n,
         "failures": recorder.failures,
         "error_rate": round(recorder.failures / n, 6) if n else None,
+        "retried": recorder.retried,
     }
     line.update(latency_figures(recorder.ok_ms))
     line["rps"] = round(len(recorder.ok_ms) / seconds, 3) if seconds > 0 else None

@@ -108,6 +108,13 @@ def test_failed_requests_fail_the_load_and_the_rollout() -> None:
     assert rows["infer.rollout"]["verdict"] == "fail" and rows["infer.rollout"]["measured"] == 2
 
 
+def test_a_request_sent_again_after_a_stopping_pod_closed_it_passes_and_is_named() -> None:
+    row = _rows(_with(rollout={**RAW["rollout"], "result": load(1000, retried=1)}))["infer.rollout"]
+    assert (row["verdict"], row["measured"], row["details"]["retried"]) == ("pass", 0, 1)
+    assert row["reason"] == "1 sent again after their connection closed unanswered"
+    assert _rows(_with())["infer.rollout"]["reason"] == ""
+
+
 def test_the_load_tools_line_is_read_from_a_log() -> None:
     log = "locust says hello\n" + json.dumps(load(300, p99=42.0))
     assert _rows(_with(loads=[{"result": log}, RAW["loads"][1]]))["infer.load.c1"]["measured"] == 42.0
