@@ -4,7 +4,7 @@ ansible-runner keeps what it hands ansible-playbook in the folder: `env/extravar
 value, secrets too), `env/envvars`, and `env/passwords`, `env/ssh_key`, `env/settings` or
 `env/cmdline` where given, and `artifacts/<ident>/command` holds the driver's whole
 environment (a `GPURACK_DB` URL with its password, cloud keys). What is read afterwards is only
-`artifacts/<ident>/`'s `job_events/`, `stdout`, `stderr`, `status`, `rc` and `fact_cache/`
+`artifacts/<ident>/`'s `job_events/`, `stdout`, `stderr`, `status` and `rc`
 (harvest, the recap, the lab's log). So `scrub()` keeps those (owner-only: they hold host
 data), rewrites `command` with the environment's names only and removes `env/` last: a folder
 with `env/` is one not yet scrubbed.
