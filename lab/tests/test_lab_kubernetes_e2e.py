@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 import yaml
 from gpurack import cli, prometheus
+from gpurack.harvest import job_events
 from gpurack_lab import lab_kubernetes, rack
 from gpurack_lab.state import load
 from kubernetes import client, config
@@ -312,10 +313,31 @@ def _assert_grown_worker_joins_alone(
     code, grown = json_run(["run", "site", "-i", inventory, "-l", "lab-w3"], capsys)
     assert code == 0, grown
     assert [h["host"] for h in grown["hosts"]] == ["lab-w3"], grown
+    # No task ran for, was delegated to or gathered facts from the workers outside the limit.
+    hosts, delegated = _hosts_in_events(Path(grown["artifact_dir"]))
+    state = load(rack.state_file())
+    assert state is not None
+    others = {h.ip for h in state.hosts if h.name in ("lab-w1", "lab-w2")}
+    assert hosts == {"lab-w3"} and not delegated & others, (hosts, delegated)
     w3 = _wait("lab-w3 Ready", lambda: _ready(node := core.read_node("lab-w3")) and node)
     assert _gpurack_labels(w3) == POOL_HGX
     assert _taints(w3) == [_pool_taint("lab-hgx-h100x8-ib")]
     assert {n: _metadata(core, n) for n in ("lab-w1", "lab-w2")} == before
+
+
+def _hosts_in_events(artifact_dir: Path) -> tuple[set[str], set[str]]:
+    """The hosts a run's job events ran tasks for, and the addresses its tasks were delegated to."""
+    hosts: set[str] = set()
+    delegated: set[str] = set()
+    for event in job_events(artifact_dir):
+        data = event.get("event_data") or {}
+        if data.get("host"):
+            hosts.add(str(data["host"]))
+        res = data.get("res")
+        to = res.get("_ansible_delegated_vars") if isinstance(res, dict) else None
+        if isinstance(to, dict) and to.get("ansible_host"):
+            delegated.add(str(to["ansible_host"]))
+    return hosts, delegated
 
 
 def _join_tokens(core: Any) -> list[str]:
