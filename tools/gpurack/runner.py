@@ -101,9 +101,10 @@ def run_playbook(request: RunRequest, runs_dir: Path, on_event: OnEvent | None =
             extravars=dict(request.extravars),
             cmdline=_cmdline(request),
             quiet=True,
-            # Facts stay in memory: ansible-runner's default writes every host's facts to a JSON
-            # file each time they change, which nothing here reads (harvest reads job events);
-            # 2-3 s of a 40 s converged site re-run (docs/performance.md).
+            # Not ansible-runner's default, a JSON file per host rewritten each time its facts
+            # change, which nothing here reads (harvest reads job events): 2-3 s of a 40 s
+            # converged site re-run (docs/performance.md). Ansible's own fact_caching setting,
+            # memory unless an ansible.cfg says otherwise, applies instead.
             fact_cache_type="memory",
             event_handler=_event_handler(on_event),
         )

@@ -286,6 +286,15 @@ def test_a_request_the_server_closed_unanswered_is_sent_again_once_and_counted(
     assert server.count == 22  # the two closed under it were sent once more
 
 
+def test_a_request_sent_three_times_counts_once_and_its_latency_covers_every_try(
+    serve: Callable[..., Server],
+) -> None:
+    server = serve(lambda n: (CLOSE, b"") if n in (1, 2) else (200, GOOD), delay_s=0.2)
+    line = _line(_loadgen(*f"--url {server.url} --model m --concurrency 1 --requests 1 --retries 2".split()))
+    assert (line["requests"], line["failures"], line["retried"], server.count) == (1, 0, 1, 3)
+    assert line["p50_ms"] >= 600  # three tries of 200 ms each: what the user waited
+
+
 def test_without_retries_or_when_the_retry_is_closed_too_the_request_fails(
     serve: Callable[..., Server],
 ) -> None:

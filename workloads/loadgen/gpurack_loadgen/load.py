@@ -25,7 +25,7 @@ from locust.env import Environment
 
 from gpurack_loadgen.errors import LoadgenError
 from gpurack_loadgen.settings import Settings
-from gpurack_loadgen.stats import Recorder, failure_kind, summary
+from gpurack_loadgen.stats import Recorder, failure_kind, root_error, summary
 
 HEADERS = {"Content-Type": "application/json", "Accept": "application/json"}
 POLL_S = 0.5  # --wait-ready: between two tries
@@ -54,10 +54,10 @@ class _Budget:
 def _unanswered(answer: Any) -> bool:
     """The server closed the connection before a single byte of an answer: on a kept-alive
     connection, a server that closed it as idle (a stopping pod) while the request was on its way."""
-    return isinstance(answer.request_meta.get("exception"), HTTPConnectionClosed)
+    return isinstance(root_error(answer.request_meta.get("exception")), HTTPConnectionClosed)
 
 
-def _user_class(settings: Settings, budget: _Budget, recorder: Recorder) -> type[FastHttpUser]:
+def _user_class(settings: Settings, budget: _Budget) -> type[FastHttpUser]:
     """A user with one embeddings task and no wait: one request in flight per user, on one
     kept-alive connection (FastHttpUser: geventhttpclient, cheaper per request than requests).
 
@@ -85,9 +85,10 @@ def _user_class(settings: Settings, budget: _Budget, recorder: Recorder) -> type
                 )
                 if attempt == settings.retries or not _unanswered(answer):
                     break
-                recorder.retried += 1
-            answer.request_meta["response_time"] = (time.perf_counter() - started) * 1000
-            with answer:  # reports the last answer by its status, as without catch_response
+            if attempt:  # the user waited for every try: the latency is theirs together
+                answer.request_meta["response_time"] = (time.perf_counter() - started) * 1000
+            answer.request_meta["context"] = {**answer.request_meta.get("context", {}), "tries": attempt + 1}
+            with answer:  # reports the last try only, by its status, as without catch_response
                 pass
 
     return EmbeddingsUser
@@ -105,7 +106,13 @@ class _Run:
         self.first_answer: float | None = None  # Unix time of the first good answer
 
     def on_request(
-        self, *, response: Any, exception: BaseException | None, response_time: float, **_: Any
+        self,
+        *,
+        response: Any,
+        exception: BaseException | None,
+        response_time: float,
+        context: dict[str, Any] | None = None,
+        **_: Any,
     ) -> None:
         if self.stopped:  # an answer that came after the bound: not part of the run
             return
@@ -114,7 +121,8 @@ class _Run:
         kind = failure_kind(status, body, exception)
         if kind is None and self.first_answer is None:
             self.first_answer = time.time()
-        self.recorder.add(response_time, kind, time.perf_counter() - self.start)
+        tries = int((context or {}).get("tries", 1))
+        self.recorder.add(response_time, kind, time.perf_counter() - self.start, tries)
         if self.settings.requests is not None and self.recorder.requests >= self.settings.requests:
             self.done.set()
 
@@ -123,7 +131,7 @@ def run(settings: Settings) -> tuple[_Run, float]:
     """All users started at once; stop at the request bound or the time bound, whichever comes
     first. Requests still in flight at the time bound are cut off and not counted."""
     state = _Run(settings)
-    user = _user_class(settings, _Budget(settings.requests), state.recorder)
+    user = _user_class(settings, _Budget(settings.requests))
     env = Environment(user_classes=[user], catch_exceptions=True)
     env.events.request.add_listener(state.on_request)  # type: ignore[no-untyped-call]
     runner = env.create_local_runner()

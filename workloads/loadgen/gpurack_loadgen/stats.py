@@ -34,12 +34,17 @@ def nearest_rank(ordered: Sequence[float], percent: int) -> float:
     return ordered[rank - 1]
 
 
+def root_error(error: BaseException | None) -> BaseException | None:
+    """The error itself, or the one geventhttpclient's RetriesExceeded wraps (`original`)."""
+    original = getattr(error, "original", None)
+    return original if isinstance(original, BaseException) else error
+
+
 def failure_kind(status: int, body: bytes | None, error: BaseException | None) -> str | None:
     """None for a good answer (HTTP 200 whose JSON has a non-empty `data[0].embedding` list);
     otherwise the kind `failure_kinds` counts it under."""
     if status == 0:  # no HTTP answer at all: locust's stand-in response for a socket error
-        original = getattr(error, "original", None)  # geventhttpclient's RetriesExceeded wraps it
-        error = original if isinstance(original, BaseException) else error
+        error = root_error(error)
         name = type(error).__name__ if error is not None else "error"
         return (
             "timeout"
@@ -62,7 +67,7 @@ class Recorder:
     ok_ms: list[float] = field(default_factory=list)
     kinds: Counter[str] = field(default_factory=Counter)
     failures: int = 0
-    retried: int = 0  # requests sent again after an unanswered close (their last answer counts)
+    retried: int = 0  # requests sent more than once after an unanswered close (the last try counts)
     first_failure_s: float | None = None
     last_failure_s: float | None = None
 
@@ -70,8 +75,11 @@ class Recorder:
     def requests(self) -> int:
         return len(self.ok_ms) + self.failures
 
-    def add(self, latency_ms: float, kind: str | None, at_s: float) -> None:
-        """One answered request; `at_s`: when it ended, in seconds from the run's start."""
+    def add(self, latency_ms: float, kind: str | None, at_s: float, tries: int = 1) -> None:
+        """One answered request; `at_s`: when it ended, in seconds from the run's start;
+        `tries`: how many times it was sent (more than 1: sent again after an unanswered close)."""
+        if tries > 1:
+            self.retried += 1
         if kind is None:
             self.ok_ms.append(latency_ms)
             return

@@ -81,9 +81,15 @@ def test_the_names_it_loads_are_the_collections_own() -> None:
 
 
 def test_a_plugin_that_cannot_be_loaded_is_left_to_its_task(monkeypatch: pytest.MonkeyPatch) -> None:
-    def broken(*_args: Any, **_kwargs: Any) -> None:
-        raise ImportError("broken plugin")
+    tried: list[str] = []
 
-    monkeypatch.setattr(loader.filter_loader, "get", broken)
-    monkeypatch.setattr(loader.action_loader, "get", broken)
-    CallbackModule().v2_playbook_on_start(None)  # no exception: the task will report it
+    def first_one_broken(fqcn: str, *_args: Any, **_kwargs: Any) -> None:
+        tried.append(fqcn)
+        if len(tried) == 1:
+            raise ImportError("broken plugin")
+
+    monkeypatch.setattr(loader.filter_loader, "get", first_one_broken)
+    monkeypatch.setattr(loader.action_loader, "get", first_one_broken)
+    CallbackModule().v2_playbook_on_start(None)  # no exception: the task that uses it reports it
+    names = [*_names("filter", ".yml"), *_names("action", ".py")]
+    assert tried == [f"gpurack.bootstrap.{name}" for name in names]  # the rest were still loaded
