@@ -73,13 +73,18 @@ def assert_inference_service_applied_refused_and_removed(
 
     code, accepted = json_run(["accept", "--inference", "-i", inventory, *serving], capsys)
     rows = {row["id"]: row for row in accepted["results"]}
-    assert code == 0, {i: (r["verdict"], r.get("reason")) for i, r in rows.items()}
+    # The failure kinds too: a row that fails in CI must say what its requests met.
+    seen = {
+        i: (r["verdict"], r.get("reason"), (r.get("details") or {}).get("kinds")) for i, r in rows.items()
+    }
+    assert code == 0, seen
     assert {i: r["verdict"] for i, r in rows.items()} == dict.fromkeys(ROWS, "pass")
     cold, warm = rows["infer.cold_start"]["details"], rows["infer.warm_start"]["details"]
     assert cold["node"] == SERVING_NODE, "the service's pod must land on its inference pool's node"
     assert cold["cache_hit"] is False and cold["downloaded_bytes"] > 80_000_000, cold
     assert warm["cache_hit"] is True and warm["downloaded_bytes"] == 0, warm
-    # Not one failed request: a kept-alive connection a stopping pod closed unanswered was sent again
+    # Not one failed request: a kept-alive connection a stopping pod closed (or reset) unanswered
+    # was sent again
     rollout = rows["infer.rollout"]
     assert rollout["measured"] == 0 and rollout["details"]["requests"] > 0, rollout
     assert rows["infer.autoscale"]["details"]["peak"] == 2

@@ -40,6 +40,10 @@ def test_render_puts_workers_in_pool_groups_under_gpu_nodes() -> None:
     pools = inventory["children"]["gpu_nodes"]["children"]
     assert pools["lab_hgx_h100x8_ib"]["hosts"]["lab-w1"]["ansible_host"] == "172.30.42.11"
     assert pools["lab_h200x1"]["hosts"]["lab-w2"]["gpurack_lab_faults"] == []
+    # Two workers a rack, one block: their topology levels where no switch is read.
+    racks = {h: v["gpurack_rack"] for p in pools.values() for h, v in p["hosts"].items()}
+    assert racks == {"lab-w1": "lab-rack1", "lab-w2": "lab-rack1"}
+    assert pools["lab_h200x1"]["hosts"]["lab-w2"]["gpurack_block"] == "lab-block1"
     assert list(inventory["children"]["kube_control_plane"]["hosts"]) == ["lab-cp1"]
     assert inventory["vars"]["ansible_user"] == "root"
     assert inventory["vars"]["gpurack_lab_root"] == str(lab_root())

@@ -187,6 +187,10 @@ def _assert_labels_and_taints_from_the_facts(core: Any) -> None:
     assert _gpurack_labels(w2) == POOL_HGX
     for node in (w1, w2):
         assert node.metadata.labels["node-role.kubernetes.io/gpu"] == ""
+        # No switches in this lab: the topology levels are the inventory's rack and block,
+        # under NVIDIA Topograph's keys.
+        assert node.metadata.labels["network.topology.nvidia.com/leaf"] == "lab-rack1"
+        assert node.metadata.labels["network.topology.nvidia.com/spine"] == "lab-block1"
         assert "gpurack.io/validation-failed" not in (node.metadata.annotations or {})
     assert _taints(w1) == [_pool_taint("lab-h200x1")]
     assert _taints(w2) == [_pool_taint("lab-hgx-h100x8-ib")]

@@ -1,6 +1,7 @@
 # Copyright: (c) 2026, gpurack maintainers
 # Apache License 2.0 (see LICENSE)
-"""Switch fabric filters: switch_port_intents, fabric_results (docs: sidecar .yml files)."""
+"""Switch fabric filters: switch_port_intents, fabric_results, fabric_placement (docs: sidecar .yml
+files)."""
 
 from __future__ import annotations
 
@@ -13,9 +14,11 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch import (
     FabricPlan,
     PlanError,
     SwitchOutputError,
+    SwitchView,
     check_fabric,
     check_host_lldp,
     parse_neighbors,
+    placement,
     plan_from_vars,
     port_intents,
     view_from_dict,
@@ -49,6 +52,38 @@ def switch_port_intents(
     ]
 
 
+def _views(
+    hostvars: Mapping[str, Mapping[str, Any]], switches: Sequence[str]
+) -> tuple[dict[str, SwitchView], dict[str, str]]:
+    """What each switch showed in this run (`switch_fabric_view`), and why each other was not read."""
+    views = {}
+    failed = {}
+    for name in switches:
+        values = hostvars[name]
+        view = values.get("switch_fabric_view")
+        if view:
+            views[name] = view_from_dict(dict(view))
+        else:
+            failed[name] = str(values.get("switch_fabric_error") or "it was not read in this run")
+    return views, failed
+
+
+def fabric_placement(
+    hostvars: Mapping[str, Mapping[str, Any]],
+    servers: Sequence[str],
+    switches: Sequence[str],
+    server: str,
+    spines: Sequence[str] = (),
+) -> dict[str, Any] | None:
+    """Where `server` was seen: the leaves its planned NICs are on and the spines (of `spines`)
+    those leaves see over LLDP; None when no switch read in this run saw one of its NICs."""
+    if isinstance(spines, str) or not all(isinstance(s, str) and s for s in spines):
+        raise AnsibleFilterError(f"gpurack_fabric_spines must be a list of switch names, got {spines!r}")
+    plan = _plan(hostvars, servers, switches)
+    seen = placement(server, plan.links, _views(hostvars, switches)[0], spines)
+    return seen.to_dict() if seen else None
+
+
 def fabric_results(
     hostvars: Mapping[str, Mapping[str, Any]],
     servers: Sequence[str],
@@ -60,15 +95,7 @@ def fabric_results(
     (`switch_fabric_view`) or why it could not be read (`switch_fabric_error`), and, given
     the server's `lldpcli -f json0 show neighbors`, what its own LLDP shows."""
     plan = _plan(hostvars, servers, switches)
-    views = {}
-    failed = {}
-    for name in switches:
-        values = hostvars[name]
-        view = values.get("switch_fabric_view")
-        if view:
-            views[name] = view_from_dict(dict(view))
-        else:
-            failed[name] = str(values.get("switch_fabric_error") or "it was not read in this run")
+    views, failed = _views(hostvars, switches)
     results = check_fabric(plan.links, views, plan.expect_for, failed).get(server, [])
     if host_lldp.strip():
         try:
@@ -83,4 +110,8 @@ class FilterModule:
     """gpurack.bootstrap switch fabric filters."""
 
     def filters(self) -> dict[str, Callable[..., Any]]:
-        return {"switch_port_intents": switch_port_intents, "fabric_results": fabric_results}
+        return {
+            "switch_port_intents": switch_port_intents,
+            "fabric_results": fabric_results,
+            "fabric_placement": fabric_placement,
+        }

@@ -1,6 +1,7 @@
 # Copyright: (c) 2026, gpurack maintainers
 # Apache License 2.0 (see LICENSE)
-"""Node-pool label filters: node_labels, pool_taints, pool_errors, label_valid (docs: sidecar .yml files)."""
+"""Node-pool label filters: node_labels, pool_taints, pool_errors, label_valid, topology_labels
+(docs: sidecar .yml files)."""
 
 from __future__ import annotations
 
@@ -46,6 +47,19 @@ def label_valid(labels: Mapping[str, Any], allow_restricted: bool = False) -> bo
     return not _labels.label_errors(labels, allow_restricted=allow_restricted)
 
 
+def topology_labels(
+    seen: Mapping[str, Any] | None, rack: Any = None, block: Any = None, cabled: bool = False
+) -> dict[str, str | None]:
+    """The node's topology labels (network.topology.nvidia.com/leaf, /spine) from the fabric
+    read's placement, or from gpurack_rack and gpurack_block; None leaves a label as it is."""
+    if seen is not None and not isinstance(seen, Mapping):
+        raise AnsibleFilterError(f"topology_labels expects a placement mapping, got {type(seen).__name__}")
+    try:
+        return _labels.topology_labels(seen or None, rack, block, bool(cabled))
+    except _labels.TopologyError as exc:
+        raise AnsibleFilterError(str(exc)) from None
+
+
 class FilterModule:
     """gpurack.bootstrap label filters."""
 
@@ -55,4 +69,5 @@ class FilterModule:
             "pool_taints": pool_taints,
             "pool_errors": pool_errors,
             "label_valid": label_valid,
+            "topology_labels": topology_labels,
         }

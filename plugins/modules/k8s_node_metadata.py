@@ -46,6 +46,8 @@ options:
     description:
       - Every label gpurack wants on the Node, key to value.
       - Restricted keys such as C(node-role.kubernetes.io/gpu) are allowed; values may be empty.
+      - A value of null leaves that label as it is (set and owned when the Node has it, absent when not),
+        for what gpurack cannot know in this run, such as the topology of a node the fabric read did not see.
     type: dict
     default: {}
   taints:

@@ -29,8 +29,18 @@ from gpurack.errors import UsageError
 
 DEFAULT_HOSTS = "gpu_nodes"
 # What the site reads per host, and site-wide (from the implicit localhost, as platform.yml).
-HOST_VARS = ("gpurack_pool", "gpurack_expect", "gpurack_gpu")
+HOST_VARS = (
+    "gpurack_pool",
+    "gpurack_expect",
+    "gpurack_gpu",
+    # Where the node sits: the Kueue Topology levels its pool may name (platform/topology.py).
+    "gpurack_cabling",
+    "gpurack_rack",
+    "gpurack_block",
+)
 SITE_VARS = (
+    "gpurack_fabric_spines",
+    "gpurack_kueue_topology",
     "gpurack_teams",
     "gpurack_cohort",
     "gpurack_quota_overcommit",
@@ -46,6 +56,7 @@ SITE_VARS = (
 PROMETHEUS_VARS = ("observability_prometheus_host", "observability_prometheus_port")
 PROMETHEUS_PORT = 9090
 CONTROL_PLANE_GROUP = "kube_control_plane"
+SWITCH_GROUP = "tor_switches"
 
 
 class _Dumper(yaml.SafeDumper):
@@ -88,6 +99,7 @@ def load_site(inventory: Path, hosts: str = DEFAULT_HOSTS) -> Site:
     hostvars = {name: read.host_vars(name, HOST_VARS) for name in names}
     site_vars = read.localhost_vars(SITE_VARS)
     site_vars.setdefault("gpurack_prometheus_url", default_prometheus_url(read))
+    site_vars["gpurack_fabric_switches"] = bool(read.hosts(SWITCH_GROUP))  # as read_platform_site.yml
     try:
         return site_from_hostvars(hostvars, names, site_vars)
     except PlatformInputError as exc:

@@ -16,6 +16,10 @@ from dataclasses import MISSING, dataclass
 from typing import Any
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+# Kueue's topology request on a pod set: every pod within one domain of the level (required), or
+# as few domains as it can (preferred).
+TOPOLOGY_ANNOTATION = "kueue.x-k8s.io/podset-{mode}-topology"
+TOPOLOGY_MODES = ("required", "preferred")
 PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 RUN_LABEL = "gpurack.io/acceptance-run"
 INDEX_LABEL = "batch.kubernetes.io/job-completion-index"
@@ -55,6 +59,8 @@ class JobSpec:
     priority_class: str = ""
     backoff_limit: int = 6
     image_pull_policy: str = "IfNotPresent"
+    topology_level: str = ""  # a node label key of the flavor's Topology; "" asks for none
+    topology_mode: str = "required"
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any]) -> JobSpec:
@@ -79,6 +85,10 @@ class JobSpec:
             or spec.backoff_limit < 0
         ):
             raise ValueError("acceptance job: pods and checkpoint_interval_steps must be >= 1, window_s > 0")
+        if spec.topology_mode not in TOPOLOGY_MODES:
+            raise ValueError(
+                f"acceptance job: topology_mode must be required or preferred, got {spec.topology_mode!r}"
+            )
         return spec
 
 
@@ -160,9 +170,17 @@ def job(spec: JobSpec) -> dict[str, Any]:
             "completions": spec.pods,
             "parallelism": spec.pods,
             "backoffLimit": spec.backoff_limit,
-            "template": {"metadata": {"labels": _labels(spec)}, "spec": pod},
+            "template": {"metadata": _template_metadata(spec), "spec": pod},
         },
     }
+
+
+def _template_metadata(spec: JobSpec) -> dict[str, Any]:
+    """The pods' labels, and the topology they ask Kueue for (all pods under one leaf)."""
+    metadata: dict[str, Any] = {"labels": _labels(spec)}
+    if spec.topology_level:
+        metadata["annotations"] = {TOPOLOGY_ANNOTATION.format(mode=spec.topology_mode): spec.topology_level}
+    return metadata
 
 
 def objects(spec: JobSpec) -> list[dict[str, Any]]:

@@ -207,7 +207,7 @@ def _view(node: NodeMetadata, label_keys: Iterable[str], taint_keys: set[str]) -
 
 def plan(
     current: Mapping[str, Any] | NodeMetadata,
-    desired_labels: Mapping[str, str],
+    desired_labels: Mapping[str, str | None],
     desired_taints: list[Mapping[str, Any]],
     validation: str = "unknown",
     reason: str = "",
@@ -224,10 +224,8 @@ def plan(
     """
     if validation not in VALIDATIONS:
         raise ValueError(f"validation must be one of {', '.join(VALIDATIONS)}; got {validation!r}")
-    if errors := desired_errors(desired_labels, desired_taints):
-        raise LabelError("; ".join(errors))
     node = node_metadata(current)
-    labels = {str(k): str(v) for k, v in desired_labels.items()}
+    labels = _desired_labels(node, desired_labels, desired_taints)
     taints = [normalise_taint(t) for t in desired_taints]
     owned_labels, label_patch = _label_patch(node, labels)
     owned_taints, new_taints, taints_changed = _taint_plan(node, taints, validation)
@@ -253,6 +251,24 @@ def plan(
         before=_view(node, label_keys, owned_taints),
         after=_view(result, label_keys, owned_taints),
     )
+
+
+def _desired_labels(
+    node: NodeMetadata, desired: Mapping[str, str | None], taints: list[Mapping[str, Any]]
+) -> dict[str, str]:
+    """The labels to have: the desired ones, and each desired as None as the Node has it (kept,
+    and still owned; absent when the Node lacks it).
+
+    Raises:
+        LabelError: a desired label or taint is invalid (desired_errors).
+    """
+    kept = {str(k) for k, v in desired.items() if v is None} if isinstance(desired, Mapping) else set()
+    given = {k: v for k, v in desired.items() if k not in kept} if kept else desired
+    if errors := desired_errors(given, taints):
+        raise LabelError("; ".join(errors))
+    labels = {k: node.labels[k] for k in sorted(kept) if k in node.labels}
+    labels.update({str(k): str(v) for k, v in given.items()})
+    return labels
 
 
 def _label_patch(node: NodeMetadata, labels: dict[str, str]) -> tuple[set[str], dict[str, str | None]]:

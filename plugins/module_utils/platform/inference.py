@@ -52,6 +52,8 @@ STARTUP_PERIOD_S = 10
 # The user the server runs as (the serving images gpurack builds have no root process).
 SERVER_UID = 65532
 PRESTOP_S = 10
+# The serving image's preStop hook (workloads/serving/gpurack_serving/drain.py), on its PATH.
+DRAIN_COMMAND = ("python", "-m", "gpurack_serving.drain")
 
 
 def inference_objects(site: Site) -> list[dict[str, Any]]:
@@ -269,7 +271,9 @@ def _container(service: InferenceService, cache: ModelCacheConfig) -> dict[str, 
         # A pod told to stop keeps serving while the endpoints controller and every node's
         # kube-proxy stop sending it requests (they learn of it at the same moment as the
         # kubelet): without the wait, a rollout or a scale-down fails the requests in between.
-        "lifecycle": {"preStop": {"sleep": {"seconds": PRESTOP_S}}},
+        # The image's drain hook waits too, and meanwhile closes each kept-alive connection after
+        # its answer, so active clients move to the pods that stay before the SIGTERM.
+        "lifecycle": {"preStop": {"exec": {"command": [*DRAIN_COMMAND, str(PRESTOP_S)]}}},
         "livenessProbe": {**probe, "periodSeconds": 20, "failureThreshold": 3},
         "volumeMounts": [
             {"name": "model-cache", "mountPath": CACHE_PATH},

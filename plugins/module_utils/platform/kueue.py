@@ -1,8 +1,9 @@
 # Copyright: (c) 2026, gpurack maintainers
 # Apache License 2.0 (see LICENSE)
 """Kueue objects (kueue.x-k8s.io/v1beta2, the storage version of Kueue v0.17): one ResourceFlavor
-per pool, one ClusterQueue per team in the cohort, one LocalQueue per team namespace, and the
-WorkloadPriorityClasses."""
+per pool, one ClusterQueue per team in the cohort, one LocalQueue per team namespace, the
+WorkloadPriorityClasses, and a Topology for each set of levels that a pool's flavor names
+(topology.py)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.model i
     Team,
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.serving import is_inference_pool
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.topology import topology_name
 
 API_VERSION = "kueue.x-k8s.io/v1beta2"
 # The order of coveredResources, and of each flavor's resources (Kueue requires the same order).
@@ -34,9 +36,10 @@ PRIORITY_LABEL = f"{PREFIX}priority-class"
 
 
 def kueue_objects(site: Site) -> list[dict[str, Any]]:
-    """Priority classes, flavors, cluster queues, then local queues, each group by name."""
+    """Priority classes, topologies, flavors, cluster queues, then local queues, each group by name."""
     return [
         *(priority_class(c.name, c.value, c.description) for c in site.priority_classes),
+        *(topology(levels) for levels in sorted({p.topology for p in site.pools if p.topology})),
         *(resource_flavor(p) for p in site.pools),
         *(cluster_queue(site, t) for t in site.teams),
         *(local_queue(t) for t in site.teams),
@@ -47,8 +50,15 @@ def priority_class(name: str, value: int, description: str) -> dict[str, Any]:
     return obj(API_VERSION, "WorkloadPriorityClass", metadata(name), value=value, description=description)
 
 
+def topology(levels: tuple[str, ...]) -> dict[str, Any]:
+    """A Kueue Topology: node label keys, coarsest first, ending at kubernetes.io/hostname."""
+    spec = {"levels": [{"nodeLabel": level} for level in levels]}
+    return obj(API_VERSION, "Topology", metadata(topology_name(levels)), spec=spec)
+
+
 def resource_flavor(pool: Pool) -> dict[str, Any]:
-    """The pool's nodes (gpurack.io/pool) and tolerations of its taints, injected into admitted pods.
+    """The pool's nodes (gpurack.io/pool) and tolerations of its taints, injected into admitted pods;
+    for a pool with a topology, its Topology (Kueue then places each pod set within its levels).
 
     Only the pool's own taints are tolerated: never gpurack.io/validating, so a node that has not
     passed validation gets no admitted workload.
@@ -56,6 +66,8 @@ def resource_flavor(pool: Pool) -> dict[str, Any]:
     spec: dict[str, Any] = {"nodeLabels": {POOL_LABEL: pool.name}}
     if pool.taints:
         spec["tolerations"] = [toleration(t) for t in pool.taints]
+    if pool.topology:
+        spec["topologyName"] = topology_name(pool.topology)
     return obj(API_VERSION, "ResourceFlavor", metadata(pool.name), spec=spec)
 
 

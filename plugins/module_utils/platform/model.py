@@ -151,6 +151,8 @@ class Pool:
     gpus: int
     gpus_source: str  # facts | expect
     model_cache: ModelCacheConfig | None = None  # inference pools only
+    # Kueue Topology levels of its flavor, coarsest first, ending at the hostname; () for none.
+    topology: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -162,6 +164,7 @@ class Pool:
             "gpus": self.gpus,
             "gpus_source": self.gpus_source,
             "model_cache": self.model_cache.to_dict() if self.model_cache else None,
+            "topology": list(self.topology),
         }
 
 

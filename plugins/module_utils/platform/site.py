@@ -45,6 +45,11 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.setting
     prometheus_url_from,
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.teams import team_from
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.topology import (
+    host_levels,
+    pool_topology,
+    topology_errors,
+)
 
 __all__ = [
     "ObjectStore",
@@ -59,8 +64,8 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-# host, its gpurack_pool, GPUs, facts|expect, its model cache (inference pools)
-_Member = tuple[str, Mapping[str, Any], int, str, Optional[ModelCacheConfig]]  # noqa: UP045 - run time
+# host, its gpurack_pool, GPUs, facts|expect, its model cache (inference pools), its topology levels
+_Member = tuple[str, Mapping[str, Any], int, str, Optional[ModelCacheConfig], tuple[str, ...]]  # noqa: UP045
 
 
 def site_from_hostvars(
@@ -73,8 +78,8 @@ def site_from_hostvars(
     Raises:
         PlatformInputError: every problem with the pools, teams and settings, joined by '; '.
     """
-    errors: list[str] = []
-    pools = _pools(hostvars, hosts, errors)
+    errors: list[str] = topology_errors(site_vars)
+    pools = _pools(hostvars, hosts, site_vars, errors)
     return _site(pools, errors, **_settings(site_vars, by_variable=True))
 
 
@@ -136,6 +141,7 @@ def _pool_from_dict(raw: Mapping[str, Any]) -> Pool:
         gpus=gpus,
         gpus_source=source,
         model_cache=model_cache,
+        topology=tuple(str(level) for level in raw.get("topology") or ()),
     )
 
 
@@ -216,7 +222,10 @@ def _teams(
 
 
 def _pools(
-    hostvars: Mapping[str, Mapping[str, Any]], hosts: Sequence[str], errors: list[str]
+    hostvars: Mapping[str, Mapping[str, Any]],
+    hosts: Sequence[str],
+    site_vars: Mapping[str, Any],
+    errors: list[str],
 ) -> tuple[Pool, ...]:
     """The pools of `hosts`, grouped by gpurack_pool.name; problems go to `errors`."""
     members: dict[str, list[_Member]] = {}
@@ -238,13 +247,14 @@ def _pools(
             errors.extend(problems)
             continue
         gpus, source = _host_gpus(hv)
-        members.setdefault(str(pool["name"]), []).append((host, pool, gpus, source, cache))
-    return tuple(_pool(name, found, errors) for name, found in sorted(members.items()))
+        levels = host_levels(hv, site_vars)
+        members.setdefault(str(pool["name"]), []).append((host, pool, gpus, source, cache, levels))
+    return tuple(_pool(name, found, site_vars, errors) for name, found in sorted(members.items()))
 
 
-def _pool(name: str, members: list[_Member], errors: list[str]) -> Pool:
-    first_host, first, _gpus, _source, cache = members[0]
-    for host, pool, _gpus, _source, other_cache in members[1:]:
+def _pool(name: str, members: list[_Member], site_vars: Mapping[str, Any], errors: list[str]) -> Pool:
+    first_host, first, _gpus, _source, cache, _levels = members[0]
+    for host, pool, _gpus, _source, other_cache, _levels in members[1:]:
         if _identity(pool) != _identity(first):
             errors.append(f"pool {name}: hosts {first_host} and {host} differ in workload, sharing or taints")
         elif other_cache != cache:
@@ -260,6 +270,7 @@ def _pool(name: str, members: list[_Member], errors: list[str]) -> Pool:
         gpus=sum(m[2] for m in members),
         gpus_source="facts" if all(m[3] == "facts" for m in members) else "expect",
         model_cache=cache,
+        topology=pool_topology([m[5] for m in members], site_vars),
     )
 
 

@@ -55,6 +55,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.session i
     send_config,
     target_from_params,
 )
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.topology import Placement, placement
 
 __all__ = [
     "CONNECTION_ARGS",
@@ -62,6 +63,7 @@ __all__ = [
     "Block",
     "Connect",
     "FabricPlan",
+    "Placement",
     "PlanError",
     "Platform",
     "PortChange",
@@ -78,6 +80,7 @@ __all__ = [
     "interface_sections",
     "netmiko_connect",
     "parse_neighbors",
+    "placement",
     "plan_from_vars",
     "platform_for",
     "port_changes",

@@ -20,6 +20,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.host_lldp
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.model import Neighbor, Port, SwitchView
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.plan import FabricExpect, Link
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.platforms import platform_for
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.topology import sightings
 
 SOURCE = "switch"
 
@@ -39,23 +40,13 @@ def _on(link: Link, entry: CheckSpec, verdict: Verdict, **fields: Any) -> CheckR
     return result(entry, verdict, component=link.nic, source=SOURCE, **fields)
 
 
-def _sightings(link: Link, views: Mapping[str, SwitchView]) -> list[tuple[str, Neighbor]]:
-    """Every switch port whose LLDP neighbour is `link`'s server NIC (Link.sent_by)."""
-    return [
-        (view.name, neighbor)
-        for view in views.values()
-        for neighbor in view.neighbors
-        if link.sent_by(neighbor.system, neighbor.remote_port)
-    ]
-
-
 def _neighbor_on(view: SwitchView, port: str) -> Neighbor | None:
     return next((n for n in view.neighbors if n.port == port), None)
 
 
 def _cabling(link: Link, links: Sequence[Link], views: Mapping[str, SwitchView]) -> CheckResult:
     planned = (link.switch, link.port)
-    seen = _sightings(link, views)
+    seen = sightings(link, views)
     shown = f"{link.server} {link.nic} should be on {link.switch_end()}"
     measured = [f"{switch} {neighbor.port}" for switch, neighbor in seen]
     for switch, neighbor in seen:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -29,6 +30,8 @@ NO_EMBEDDING = json.dumps({"object": "list", "data": []}).encode()
 
 Answer = Callable[[int], tuple[int, bytes]]  # the request's number (from 1) -> status, body
 CLOSE = 0  # an Answer's status: close the connection without a byte of answer
+RESET = -1  # ... reset it (RST, as when the request already sat unread in the server's socket)
+CUT = -2  # ... send the status line and headers, then reset it in the middle of the body
 
 
 class Server:
@@ -64,11 +67,24 @@ def _handler(server: Server) -> type[BaseHTTPRequestHandler]:
             if status == CLOSE:  # a stopping server closing a kept-alive connection under a request
                 self.close_connection = True
                 return
-            self.send_response(status)
+            if status == RESET:
+                self._reset()
+                return
+            self.send_response(200 if status == CUT else status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(payload)))
             self.end_headers()
-            self.wfile.write(payload)
+            self.wfile.write(payload[:5] if status == CUT else payload)
+            if status == CUT:
+                time.sleep(0.2)  # the client has read the status line and waits for the rest
+                self._reset()
+
+        def _reset(self) -> None:
+            """Close with SO_LINGER 0: the client reads RST, not an orderly end of stream."""
+            self.wfile.flush()
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.connection.close()
+            self.close_connection = True
 
     return Handler
 
@@ -284,6 +300,17 @@ def test_a_request_the_server_closed_unanswered_is_sent_again_once_and_counted(
     line = _line(_loadgen(*f"--url {server.url} --model m --concurrency 1 --requests 20".split()))
     assert (line["requests"], line["failures"], line["retried"], line["failure_kinds"]) == (20, 0, 2, {})
     assert server.count == 22  # the two closed under it were sent once more
+
+
+def test_a_request_reset_before_any_answer_is_sent_again_but_not_one_cut_mid_answer(
+    serve: Callable[..., Server],
+) -> None:
+    server = serve(lambda n: (RESET, b"") if n == 3 else (200, GOOD))
+    line = _line(_loadgen(*f"--url {server.url} --model m --concurrency 1 --requests 10".split()))
+    assert (line["requests"], line["failures"], line["retried"], server.count) == (10, 0, 1, 11)
+    server = serve(lambda n: (CUT, GOOD) if n == 3 else (200, GOOD))
+    line = _line(_loadgen(*f"--url {server.url} --model m --concurrency 1 --requests 10".split()))
+    assert (line["failures"], line["retried"], server.count) == (1, 0, 10), line
 
 
 def test_a_request_sent_three_times_counts_once_and_its_latency_covers_every_try(

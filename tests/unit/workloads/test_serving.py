@@ -6,16 +6,21 @@ does after the exec."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from gpurack_serving.__main__ import main
 from gpurack_serving.cache import Launch, ModelCache, model_key
+from gpurack_serving.drain import DrainMiddleware
+from gpurack_serving.drain import main as drain_main
 from gpurack_serving.errors import CacheFullError, InputError
 from gpurack_serving.launch import cache_event, runtime_argv, settings_from
 from gpurack_serving.store import DirSource, S3Source, source_for
@@ -227,6 +232,11 @@ def test_the_runtime_command_keeps_what_gpurack_sets(tmp_path: Path) -> None:
     assert argv[argv.index("--model") + 1] == "/cache/m" and argv[-2:] == ["--runner", "pooling"]
     assert argv[argv.index("--served-model-name") + 1] == "embed"
     assert argv.count("--enforce-eager") == 1  # no compiler in the image for torch.compile
+    # A stopping server drains its connections, then finishes what is in flight (drain.py).
+    assert argv[argv.index("--middleware") + 1] == "gpurack_serving.drain.DrainMiddleware"
+    assert argv[argv.index("--shutdown-timeout") + 1] == "15"
+    own = runtime_argv(settings_from(env), "/cache/m", ["--shutdown-timeout=5"])
+    assert "--shutdown-timeout" not in own and own[-1] == "--shutdown-timeout=5"
     with pytest.raises(InputError, match="--port"):
         runtime_argv(settings_from(env), "/cache/m", ["--port=9"])
 
@@ -271,3 +281,46 @@ def test_the_launcher_becomes_the_runtime(tmp_path: Path) -> None:
     args = json.loads(runtime_line)
     assert args[args.index("--model") + 1] == str(tmp_path / "cache" / "models" / model_key(source.uri))
     assert args[-2:] == ["--runner", "pooling"]
+
+
+def _answer(marker: Path, scope_type: str = "http") -> list[dict[str, Any]]:
+    """What a server would send for one request through DrainMiddleware (marker = its drain file)."""
+    sent: list[dict[str, Any]] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        headers = [(b"content-type", b"application/json"), (b"Connection", b"keep-alive")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b""}
+
+    async def send(message: Any) -> None:
+        sent.append(dict(message))
+
+    asyncio.run(DrainMiddleware(app, marker)({"type": scope_type}, receive, send))
+    return sent
+
+
+def test_a_draining_server_closes_each_connection_after_its_answer(tmp_path: Path) -> None:
+    marker = tmp_path / "draining"
+    start, body = _answer(marker)
+    assert (b"connection", b"close") not in start["headers"] and body["body"] == b"{}"
+    marker.touch()  # the preStop hook ran
+    start, body = _answer(marker)
+    assert start["headers"] == [(b"content-type", b"application/json"), (b"connection", b"close")]
+    assert body == {"type": "http.response.body", "body": b"{}"}  # the answer itself is whole
+    assert _answer(marker, "lifespan")[0]["headers"][-1] == (b"Connection", b"keep-alive")
+
+
+def test_the_prestop_hook_marks_the_server_draining_then_waits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    marker = tmp_path / "draining"
+    monkeypatch.setenv("GPURACK_DRAIN_FILE", str(marker))
+    started = time.monotonic()
+    assert drain_main(["0.2"]) == 0
+    assert marker.is_file() and time.monotonic() - started >= 0.2
+    for bad in ([], ["x"], ["-1"], ["1", "2"]):
+        assert drain_main(bad) == 2
+    assert capsys.readouterr().err.count("expected SECONDS") == 4

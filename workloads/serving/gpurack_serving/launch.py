@@ -26,6 +26,12 @@ from gpurack_serving.store import source_for
 OWNED_FLAGS = ("--model", "--served-model-name", "--host", "--port")
 # The image has no C++ compiler, which torch.compile's CPU backend needs: vLLM runs eagerly.
 EAGER = "--enforce-eager"
+# A stopping server closes its clients' kept-alive connections while its preStop hook waits
+# (gpurack_serving.drain), then finishes the requests in flight: vLLM aborts them unless
+# --shutdown-timeout gives them time (its default, 0). 15 s fits in Kubernetes' default 30 s
+# grace period after the 10 s preStop wait. The inventory's args may set another.
+DRAIN_MIDDLEWARE = ("--middleware", "gpurack_serving.drain.DrainMiddleware")
+SHUTDOWN_TIMEOUT = ("--shutdown-timeout", "15")
 # vLLM's CPU build: a small KV cache (an embedding model needs little), no CPU pinning (a pod's
 # CPUs are a cgroup quota, not cores it owns), no network (the model is local), no telemetry.
 RUNTIME_ENV = {
@@ -87,11 +93,13 @@ def runtime_argv(settings: Settings, model_path: str, extra: Sequence[str]) -> l
     owned = sorted({a.split("=", 1)[0] for a in extra if a.split("=", 1)[0] in OWNED_FLAGS})
     if owned:
         raise InputError(f"the runtime's args may not set {', '.join(owned)}: gpurack sets them")
+    given = {a.split("=", 1)[0] for a in extra}
     return [
         sys.executable, "-m", "vllm.entrypoints.openai.api_server",
         "--model", model_path, "--served-model-name", settings.served_name,
-        "--host", "0.0.0.0", "--port", str(settings.port),
-        *([] if EAGER in extra else [EAGER]), *extra,
+        "--host", "0.0.0.0", "--port", str(settings.port), *DRAIN_MIDDLEWARE,
+        *([] if EAGER in given else [EAGER]),
+        *([] if SHUTDOWN_TIMEOUT[0] in given else SHUTDOWN_TIMEOUT), *extra,
     ]  # fmt: skip
 
 

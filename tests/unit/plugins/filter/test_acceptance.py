@@ -62,6 +62,22 @@ def test_the_job_is_queued_indexed_and_restricted() -> None:
     assert "--checkpoint-interval-steps" in container["args"]
 
 
+def test_the_job_asks_kueue_to_keep_its_pods_under_one_leaf_where_asked() -> None:
+    _service, job = acceptance_job_objects(SPEC)
+    assert "annotations" not in job["spec"]["template"]["metadata"]  # no topology asked: none
+    leaf = "network.topology.nvidia.com/leaf"
+    _service, job = acceptance_job_objects({**SPEC, "topology_level": leaf})
+    assert job["spec"]["template"]["metadata"]["annotations"] == {
+        "kueue.x-k8s.io/podset-required-topology": leaf
+    }
+    _service, job = acceptance_job_objects({**SPEC, "topology_level": leaf, "topology_mode": "preferred"})
+    assert job["spec"]["template"]["metadata"]["annotations"] == {
+        "kueue.x-k8s.io/podset-preferred-topology": leaf
+    }
+    with pytest.raises(AnsibleFilterError, match="topology_mode must be required or preferred"):
+        acceptance_job_objects({**SPEC, "topology_level": leaf, "topology_mode": "always"})
+
+
 def test_a_job_spec_without_its_image_is_refused() -> None:
     with pytest.raises(AnsibleFilterError, match="acceptance_job_objects"):
         acceptance_job_objects({k: v for k, v in SPEC.items() if k != "image"})

@@ -9,6 +9,7 @@ import pytest
 from ansible.errors import AnsibleFilterError
 from ansible_collections.gpurack.bootstrap.plugins.filter.fabric import (
     FilterModule,
+    fabric_placement,
     fabric_results,
     switch_port_intents,
 )
@@ -81,7 +82,7 @@ def test_a_malformed_plan_fails_with_the_host_and_key() -> None:
 
 
 def test_the_filters_are_registered() -> None:
-    assert set(FilterModule().filters()) == {"switch_port_intents", "fabric_results"}
+    assert set(FilterModule().filters()) == {"switch_port_intents", "fabric_results", "fabric_placement"}
 
 
 def test_the_servers_own_lldp_adds_host_side_results() -> None:
@@ -104,3 +105,11 @@ def test_the_servers_own_lldp_adds_host_side_results() -> None:
         AnsibleFilterError, match="gpu01: lldpcli -f json0 show neighbors: not lldpcli's json0"
     ):
         fabric_results(hostvars, SERVERS, ["leaf1", "leaf2"], "gpu01", "garbage")
+
+
+def test_the_placement_is_where_a_read_switch_saw_the_server() -> None:
+    switches = ["leaf1", "leaf2"]
+    assert fabric_placement(HOSTVARS, SERVERS, switches, "gpu01") == {"leaf": ["leaf1"], "spine": []}
+    assert fabric_placement(HOSTVARS, SERVERS, switches, "gpu02") is None  # leaf2 was not read
+    with pytest.raises(AnsibleFilterError, match="gpurack_fabric_spines must be a list of switch names"):
+        fabric_placement(HOSTVARS, SERVERS, switches, "gpu01", "spine1")  # type: ignore[arg-type]

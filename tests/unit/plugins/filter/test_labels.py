@@ -12,6 +12,7 @@ from ansible_collections.gpurack.bootstrap.plugins.filter.labels import (
     node_labels,
     pool_errors,
     pool_taints,
+    topology_labels,
 )
 
 POOL = {"name": "infer-l4", "workload": "inference", "sharing": "time-slicing"}
@@ -32,6 +33,7 @@ def test_filter_module_maps_names_to_functions() -> None:
         "pool_taints": pool_taints,
         "pool_errors": pool_errors,
         "label_valid": label_valid,
+        "topology_labels": topology_labels,
     }
 
 
@@ -78,3 +80,14 @@ def test_pool_errors_filter_names_each_key() -> None:
     errors = pool_errors({**POOL, "wrkload": "inference", "name": "Infer L4"})
     assert [e.split(":")[0] for e in errors] == ["pool", "pool.name"]
     assert pool_errors("infer-l4") == ["pool must be a mapping with name, workload and sharing, got str"]
+
+
+def test_topology_labels_filter_refuses_a_bad_rack_with_its_name() -> None:
+    assert topology_labels({"leaf": ["leaf1"], "spine": ["spine1"]}) == {
+        "network.topology.nvidia.com/leaf": "leaf1",
+        "network.topology.nvidia.com/spine": "spine1",
+    }
+    with pytest.raises(AnsibleFilterError, match="gpurack_block must be a label value"):
+        topology_labels(None, "r1", "block 7")
+    with pytest.raises(AnsibleFilterError, match="expects a placement mapping"):
+        topology_labels(["leaf1"])  # type: ignore[arg-type]

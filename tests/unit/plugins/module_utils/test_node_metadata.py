@@ -332,3 +332,23 @@ def test_reason_text_one_line_bounded_with_default() -> None:
     long = reason_text("x" * 5000)
     assert len(long) == REASON_MAX
     assert long.endswith("...")
+
+
+LEAF = "network.topology.nvidia.com/leaf"
+SPINE = "network.topology.nvidia.com/spine"
+
+
+def test_plan_a_label_desired_as_none_stays_as_it_is_and_stays_owned() -> None:
+    """A node the fabric read did not see keeps its topology; an owned label left out goes."""
+    current = node(
+        labels={**WANT, LEAF: "leaf1", SPINE: "spine1"},
+        annotations={MANAGED_LABELS: f"{LEAF},{SPINE}"},
+    )
+    kept = {**WANT, LEAF: None, SPINE: None}
+    steps = plan(current, kept, [], "unknown")
+    assert steps.changed is False and steps.result.labels[LEAF] == "leaf1"
+    assert_idempotent(steps, {**WANT, LEAF: "leaf1", SPINE: "spine1"}, [], "unknown")
+    dropped = plan(current, {**WANT, LEAF: None}, [], "unknown")  # the spine is no longer known
+    assert dropped.patch["metadata"] == {"labels": {SPINE: None}, "annotations": {MANAGED_LABELS: LEAF}}
+    fresh = plan(node(labels=WANT), {**WANT, LEAF: None}, [], "unknown")  # nothing to keep: nothing set
+    assert fresh.changed is False and LEAF not in fresh.result.labels

@@ -104,7 +104,8 @@ def test_a_service_gets_its_deployment_service_budget_and_autoscaler() -> None:
     # Kubernetes' own scale-down wait unless the service names one.
     assert hpa["behavior"] == {"scaleDown": {"stabilizationWindowSeconds": 300}}
     # A stopping pod serves on while the endpoints catch up (a rollout fails no request).
-    assert server["lifecycle"] == {"preStop": {"sleep": {"seconds": 10}}}
+    drain = ["python", "-m", "gpurack_serving.drain", "10"]  # waits 10 s, closing kept-alive connections
+    assert server["lifecycle"] == {"preStop": {"exec": {"command": drain}}}
     assert kinds["Service"]["spec"]["selector"] == {"gpurack.io/inference-service": "embed"}
     # The namespace denies all ingress; its model servers' http port takes clients and Prometheus.
     policy = kinds["NetworkPolicy"]["spec"]

@@ -1,0 +1,136 @@
+"""Topology from the fabric read (switch/topology.py) and its labels (labels/topology.py): where
+LLDP saw a server's NICs, never the plan alone; the inventory's rack and block where no switch is
+read; a cabled node not seen in this run keeps what it has."""
+
+from __future__ import annotations
+
+import pytest
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.labels import (
+    LEAF_KEY,
+    SPINE_KEY,
+    TOPOLOGY_LEVELS,
+    TopologyError,
+    known_levels,
+    level_value,
+    topology_labels,
+)
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch import (
+    Placement,
+    SwitchView,
+    check_fabric,
+    placement,
+    plan_from_vars,
+)
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.model import Neighbor
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.plan import FabricExpect
+
+SPINES = ("spine1", "spine2")
+
+
+def _cabling(*links: tuple[str, str, str]) -> dict[str, dict[str, str]]:
+    return {nic: {"switch": switch, "port": port} for nic, switch, port in links}
+
+
+PLAN = plan_from_vars(
+    {
+        "gpu01": {
+            "gpurack_cabling": _cabling(("mlx5_0", "leaf1", "Ethernet1"), ("mlx5_1", "leaf1", "Ethernet2"))
+        },
+        "gpu02": {
+            "gpurack_cabling": _cabling(("mlx5_0", "leaf1", "Ethernet3"), ("mlx5_1", "leaf2", "Ethernet3"))
+        },
+        "gpu03": {"gpurack_cabling": _cabling(("mlx5_0", "leaf2", "Ethernet4"))},
+    }
+)
+
+
+def _leaf(name: str, *neighbors: tuple[str, str, str]) -> SwitchView:
+    return SwitchView(name, "arista_eos", neighbors=tuple(Neighbor(*n) for n in neighbors))
+
+
+def _views(gpu03_on: str = "leaf2") -> dict[str, SwitchView]:
+    """leaf1 and leaf2 as LLDP shows them: the servers' NICs (gpu01.dc.example sends its FQDN),
+    uplinks to two spines (one by FQDN) and a management host that is no spine."""
+    leaf1 = [
+        ("Ethernet1", "gpu01.dc.example", "mlx5_0"),
+        ("Ethernet2", "gpu01.dc.example", "mlx5_1"),
+        ("Ethernet3", "gpu02", "mlx5_0"),
+        ("Ethernet49", "spine1.dc.example", "Ethernet1/1"),
+        ("Ethernet50", "spine2", "Ethernet1/1"),
+        ("Ethernet48", "mgmt1", "eth0"),
+    ]
+    leaf2 = [("Ethernet3", "gpu02", "mlx5_1"), ("Ethernet49", "spine2", "Ethernet1/2")]
+    gpu03 = ("Ethernet4", "gpu03", "mlx5_0")
+    (leaf1 if gpu03_on == "leaf1" else leaf2).append(gpu03)
+    return {"leaf1": _leaf("leaf1", *leaf1), "leaf2": _leaf("leaf2", *leaf2)}
+
+
+def test_a_server_sits_under_the_leaf_its_nics_were_seen_on_and_the_spines_that_leaf_sees() -> None:
+    assert placement("gpu01", PLAN.links, _views(), SPINES) == Placement(("leaf1",), ("spine1", "spine2"))
+    assert placement("gpu03", PLAN.links, _views(), SPINES) == Placement(("leaf2",), ("spine2",))
+    assert placement("gpu01", PLAN.links, _views()) == Placement(("leaf1",))  # no spines named: none
+    # Rail-optimised: one NIC on each leaf; the level is the set, and the same set is the same value.
+    rails = placement("gpu02", PLAN.links, _views(), SPINES)
+    assert rails == Placement(("leaf1", "leaf2"), ("spine1", "spine2"))
+    assert topology_labels(rails.to_dict() if rails else None) == {
+        LEAF_KEY: "leaf1_leaf2",
+        SPINE_KEY: "spine1_spine2",
+    }
+
+
+def test_a_nic_seen_on_another_leaf_moves_the_server_and_the_cabling_check_names_it() -> None:
+    views = _views(gpu03_on="leaf1")
+    assert placement("gpu03", PLAN.links, views, SPINES) == Placement(("leaf1",), ("spine1", "spine2"))
+    results = check_fabric(PLAN.links, views, lambda _s: FabricExpect())["gpu03"]
+    assert [r.reason for r in results if r.id == "switch.cabling"] == [
+        "gpu03 mlx5_0 should be on leaf2 Ethernet4; LLDP shows it on leaf1 Ethernet4"
+    ]
+
+
+def test_a_server_no_switch_saw_has_no_placement() -> None:
+    assert placement("gpu03", PLAN.links, {"leaf1": _views()["leaf1"]}, SPINES) is None
+    assert placement("cpu01", PLAN.links, _views(), SPINES) is None
+
+
+def test_labels_come_from_the_fabric_or_else_from_the_inventory_never_both() -> None:
+    seen = {"leaf": ["leaf1"], "spine": []}
+    assert topology_labels(seen, rack="r1", block="b1", cabled=True) == {LEAF_KEY: "leaf1"}
+    # Cabled but not seen in this run: leave both as they are, whatever the inventory says.
+    assert topology_labels(None, rack="r1", block="b1", cabled=True) == {LEAF_KEY: None, SPINE_KEY: None}
+    assert topology_labels(None, rack="r1", block="b1") == {LEAF_KEY: "r1", SPINE_KEY: "b1"}
+    assert topology_labels(None, rack="r1") == {LEAF_KEY: "r1"}
+    assert topology_labels(None) == {}  # nothing known: gpurack's topology labels go
+    assert TOPOLOGY_LEVELS == (SPINE_KEY, LEAF_KEY, "kubernetes.io/hostname")  # coarsest first
+
+
+@pytest.mark.parametrize("rack", ["", "rack 1", "-r1", 7, "r" * 64])
+def test_a_rack_that_is_no_label_value_is_refused_by_name(rack: object) -> None:
+    with pytest.raises(TopologyError, match="gpurack_rack must be a label value"):
+        topology_labels(None, rack=rack)
+
+
+def test_a_level_value_is_a_label_value_whatever_the_switch_names() -> None:
+    assert level_value(["leaf2", "leaf1", "leaf1"]) == "leaf1_leaf2"
+    long = [f"leaf-{i:03d}.pod7.dc.example" for i in range(8)]
+    digest = level_value(long)
+    assert digest.startswith("set-") and len(digest) == 20 and digest == level_value(list(reversed(long)))
+    assert level_value(["leaf/1"]).startswith("set-")
+    with pytest.raises(TopologyError):
+        level_value([])
+
+
+def test_the_levels_a_node_will_carry_follow_the_same_rule_as_its_labels() -> None:
+    """What the Kueue Topology may name, read before any fabric run, agrees with topology_labels."""
+    for cabled, rack, block, spines in [
+        (True, "r1", "b1", False),
+        (True, None, None, True),
+        (False, "r1", "b1", False),
+        (False, "r1", None, True),
+        (False, None, "b1", False),
+        (False, None, None, False),
+    ]:
+        seen = {"leaf": ["leaf1"], "spine": ["spine1"] if spines else []} if cabled else None
+        labels = topology_labels(seen, rack, block, cabled)
+        assert known_levels(cabled, rack, block, spines) == tuple(
+            k for k in (SPINE_KEY, LEAF_KEY) if k in labels
+        )
