@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -24,9 +25,12 @@ def kueue_manager_objects(
             "kueue_wait_for_pods_ready must be a mapping (Kueue's waitForPodsReady),"
             f" got {wait_for_pods_ready!r}"
         )
+    # Plain JSON values: templated inventory arrives as Ansible's tagged strings and mappings,
+    # which PyYAML's safe dumper refuses to write.
+    plain = json.loads(json.dumps(dict(wait_for_pods_ready))) if wait_for_pods_ready else None
     try:
-        with open(path, encoding="utf-8") as manifest:
-            return manager_objects(manifest.read(), wait_for_pods_ready)
+        with open(str(path), encoding="utf-8") as manifest:
+            return manager_objects(manifest.read(), plain)
     except OSError as exc:
         raise AnsibleFilterError(f"kueue_manifest {path}: {exc.strerror or exc}") from None
     except KueueManifestError as exc:

@@ -110,3 +110,23 @@ def test_the_release_manifest_the_lab_builds_is_configured() -> None:
     objects = kueue_manager_objects(str(path), WAIT)
     assert len(objects) > 50 and _config(objects)["waitForPodsReady"] == WAIT
     assert _config(objects)["apiVersion"] == "config.kueue.x-k8s.io/v1beta2"
+
+
+class _Tagged(str):
+    """A str subclass, as Ansible 2.19 hands templated values to a filter (AnsibleTaggedStr)."""
+
+
+def test_the_filter_takes_ansibles_tagged_values(tmp_path: Path) -> None:
+    """PyYAML's safe dumper refuses str subclasses ('cannot represent an object'): the filter
+    hands plain values on (the first CI run with this filter failed so)."""
+    path = tmp_path / "kueue.yaml"
+    path.write_text(MANIFEST)
+    tagged = {
+        _Tagged("timeout"): _Tagged("10m"),
+        _Tagged("requeuingStrategy"): {_Tagged("timestamp"): _Tagged("Eviction")},
+    }
+    objects = kueue_manager_objects(_Tagged(str(path)), tagged)
+    assert _config(objects)["waitForPodsReady"] == {
+        "timeout": "10m",
+        "requeuingStrategy": {"timestamp": "Eviction"},
+    }
