@@ -16,6 +16,9 @@ from gpurack.errors import ExitCode, GpurackError
 
 # Every lab object carries this label; removal only ever touches objects that have it.
 LABEL = "io.gpurack.lab"
+# A lab container names the state folder whose lab.json holds it: a container whose folder is
+# gone (a machine copied, its /tmp wiped) belongs to no lab that `lab down` could remove.
+OWNER_LABEL = "io.gpurack.lab.owner"
 DOCKERD_LOG = Path("/var/log/gpurack-dockerd.log")  # the same log tools/molecule.sh uses
 IMAGE_REPO = "gpurack-node"
 CONTAINERD_STORE = "/var/lib/containerd"
@@ -44,6 +47,11 @@ class Container:
     name: str
     state: str  # running | exited | created ...
     ip: str | None
+    owner: str | None = None  # the lab state folder that started it, None before owners were labelled
+
+    def orphaned(self) -> bool:
+        """True when no lab can own it any more: it stopped, or its owner's folder is gone."""
+        return self.state != "running" or (self.owner is not None and not Path(self.owner).is_dir())
 
 
 def _run(
@@ -184,6 +192,7 @@ def run_container(
     network: str,
     ip: str,
     memory: str,
+    owner: Path,
     devices: Sequence[tuple[str, str]] = (),
 ) -> None:
     """Start a systemd container with its own hostname, fixed IP and memory limit.
@@ -197,6 +206,7 @@ def run_container(
     # fails (EINVAL), overlay on a volume works, so the node runs containerd's default overlayfs
     # snapshotter as a real host does; `rm --volumes` removes it with the node.
     args = ["run", "--detach", "--name", name, "--hostname", name, "--label", LABEL,
+            "--label", f"{OWNER_LABEL}={owner}",
             "--network", network, "--ip", ip, "--memory", memory, "--memory-swap", memory,
             "--volume", CONTAINERD_STORE, "--restart", "unless-stopped", *SYSTEMD_FLAGS]  # fmt: skip
     for host_path, container_path in devices:
@@ -204,17 +214,37 @@ def run_container(
     _run([*args, image])
 
 
+# A light host's PID 1: host keys made per container, as the node image's sshd unit does.
+LIGHT_COMMAND = "ssh-keygen -A >/dev/null && mkdir -p /run/sshd && exec /usr/sbin/sshd -D -e"
+
+
+def run_light_container(name: str, image: str, *, network: str, ip: str, memory: str, owner: Path) -> None:
+    """Start a light host: the node image with sshd as PID 1 (no systemd, no restart policy, a
+    little memory), for facts, capture, preflight and validate at fleet size.
+
+    Raises:
+        DockerError: docker run failed.
+    """
+    _run(["run", "--detach", "--name", name, "--hostname", name, "--label", LABEL,
+          "--label", f"{OWNER_LABEL}={owner}", "--network", network, "--ip", ip,
+          "--memory", memory, "--memory-swap", memory, "--tmpfs", "/run", "--tmpfs", "/tmp",
+          "--entrypoint", "/bin/sh", image, "-c", LIGHT_COMMAND])  # fmt: skip
+
+
 def lab_containers() -> list[Container]:
     """Every container carrying the lab label, running or not."""
     names = _run(["ps", "--all", "--filter", f"label={LABEL}", "--format", "{{.Names}}"]).stdout.split()
     if not names:
         return []
-    fmt = "{{.Name}}|{{.State.Status}}|{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}"
+    fmt = (
+        "{{.Name}}|{{.State.Status}}|{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}"
+        f'|{{{{index .Config.Labels "{OWNER_LABEL}"}}}}'
+    )
     out = _run(["inspect", "--format", fmt, *names]).stdout
     found = []
     for line in out.splitlines():
-        name, state, ip = line.split("|")
-        found.append(Container(name.lstrip("/"), state, ip or None))
+        name, state, ip, owner = line.split("|")
+        found.append(Container(name.lstrip("/"), state, ip or None, None if owner == "<no value>" else owner))
     return found
 
 

@@ -52,11 +52,12 @@ public = _SHARED.public
 
 
 def _remove_stale_lab() -> None:
-    """Remove lab containers that no longer run (a daemon restarted, a machine rebooted or was
-    copied); refuse to touch a lab that runs, which may be someone's."""
+    """Remove lab containers that no longer run (a daemon restarted, a machine rebooted) or that
+    the restart policy brought back for a state folder that is gone (a machine copied); refuse to
+    touch a lab that runs for a folder that exists, which may be someone's."""
     docker.ensure_engine()
     found = docker.lab_containers()
-    running = [c.name for c in found if c.state == "running"]
+    running = [c.name for c in found if not c.orphaned()]
     if running:
         pytest.fail(f"a lab is running on this machine ({', '.join(running)}); run 'gpurack lab down' first")
     for container in found:

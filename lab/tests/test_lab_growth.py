@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from gpurack import cli, commands
 from gpurack.errors import UsageError
-from gpurack_lab import inventory_writer, lab_kubernetes, rack
+from gpurack_lab import docker, inventory_writer, lab_kubernetes, rack
 from gpurack_lab.state import LabState
 
 RUNNING = LabState(
@@ -80,3 +80,22 @@ def test_the_lab_verb_comes_from_the_gpurack_lab_entry_point() -> None:
 
     assert commands.plugins()["lab"] is lab_cli
     assert "lab" in cli.build_parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("state", "owner_exists", "labelled", "orphaned"),
+    [
+        ("running", True, True, False),  # someone's lab: never touched
+        ("running", False, True, True),  # brought back by the restart policy for a folder that is gone
+        ("running", False, False, False),  # started before owners were labelled: treated as someone's
+        ("exited", True, True, True),
+    ],
+)
+def test_a_lab_container_is_orphaned_when_it_stopped_or_its_owner_folder_is_gone(
+    tmp_path: Path, state: str, owner_exists: bool, labelled: bool, orphaned: bool
+) -> None:
+    owner = tmp_path / "lab"
+    if owner_exists:
+        owner.mkdir()
+    container = docker.Container("lab-w1", state, "172.30.42.11", str(owner) if labelled else None)
+    assert container.orphaned() is orphaned
