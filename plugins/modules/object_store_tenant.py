@@ -7,17 +7,19 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 ---
 module: object_store_tenant
-short_description: A team's account, bucket and seed objects on a versitygw S3 store
+short_description: Teams' accounts, buckets and seed objects on a versitygw S3 store
 description:
-  - Makes sure that the store at O(endpoint) has the user O(access_key) with the secret
-    O(secret_key) (role C(user), which sees only its own buckets), that the bucket O(bucket) exists and
-    belongs to that user, and that each file of O(seed) is in the bucket with the same bytes
-    (single-part ETag and length against the local file's MD5 and size).
-  - Users and bucket owners are read and changed with versitygw's admin API (C(PATCH /list-users),
-    C(/create-user), C(/update-user), C(/list-buckets), C(/change-bucket-owner)), signed with
-    Signature Version 4 and the root or an admin account (O(admin_access_key), O(admin_secret_key));
-    the bucket is created with the root account and handed to the user; the objects are uploaded
-    with the user's own credentials, so they are the user's.
+  - Makes sure that, for each of O(tenants), the store at O(endpoint) has the user C(access_key)
+    with the secret C(secret_key) (role C(user), which sees only its own buckets), that the bucket
+    C(bucket) exists and belongs to that user, and that each file of O(seed) is in the bucket with
+    the same bytes (single-part ETag and length against the local file's MD5 and size).
+  - Users and bucket owners are read once for all tenants and changed with versitygw's admin API
+    (C(PATCH /list-users), C(/create-user), C(/update-user), C(/list-buckets),
+    C(/change-bucket-owner)), signed with Signature Version 4 and the root or an admin account
+    (O(admin_access_key), O(admin_secret_key)); a bucket is created with the root account and
+    handed to its user; the objects are uploaded with the user's own credentials, so they are the
+    user's.
+  - One run for every team, so each seed file is read and hashed once, not once per team.
   - Stdlib only on the controller (no boto3); C(plugins/module_utils/object_store/s3.py).
   - Idempotent; reports only what it changed, and in check mode what it would change.
 version_added: "0.1.0"
@@ -39,18 +41,24 @@ options:
     description: Its secret key.
     type: str
     required: true
-  access_key:
-    description: The team's access key (its user name in the store).
-    type: str
+  tenants:
+    description: The teams, each with its account and bucket.
+    type: list
+    elements: dict
     required: true
-  secret_key:
-    description: The team's secret key.
-    type: str
-    required: true
-  bucket:
-    description: The team's bucket.
-    type: str
-    required: true
+    suboptions:
+      access_key:
+        description: The team's access key (its user name in the store).
+        type: str
+        required: true
+      secret_key:
+        description: The team's secret key.
+        type: str
+        required: true
+      bucket:
+        description: The team's bucket.
+        type: str
+        required: true
   seed:
     description:
       - Files to upload, each C(src) (a file or a folder on the controller) and C(key); a folder's
@@ -78,14 +86,14 @@ attributes:
 """
 
 EXAMPLES = r"""
-- name: Alpha's account, bucket and the acceptance assets
+- name: Alpha's and beta's accounts, buckets and the acceptance assets
   gpurack.bootstrap.object_store_tenant:
     endpoint: http://172.30.42.10:30070
     admin_access_key: "{{ root_access_key }}"
     admin_secret_key: "{{ root_secret_key }}"
-    access_key: gpurack-alpha
-    secret_key: "{{ alpha_secret }}"
-    bucket: alpha
+    tenants:
+      - {access_key: gpurack-alpha, secret_key: "{{ alpha_secret }}", bucket: alpha}
+      - {access_key: gpurack-beta, secret_key: "{{ beta_secret }}", bucket: beta}
     seed:
       - {src: ~/.cache/gpurack/acceptance/dataset/vader_lexicon.txt, key: datasets/vader/vader_lexicon.txt}
       - {src: ~/.cache/gpurack/acceptance/model/all-MiniLM-L6-v2, key: models/all-MiniLM-L6-v2/}
@@ -94,19 +102,19 @@ EXAMPLES = r"""
 
 RETURN = r"""
 actions:
-  description: What changed (or would, in check mode) about the user and the bucket.
+  description: What changed (or would, in check mode) about the users and the buckets.
   returned: always
   type: list
   elements: str
   sample: [create user gpurack-alpha, create bucket alpha owned by gpurack-alpha]
 uploaded:
-  description: The keys uploaded (or that would be).
+  description: The objects uploaded (or that would be), as C(bucket/key).
   returned: always
   type: list
   elements: str
-  sample: [datasets/vader/vader_lexicon.txt]
+  sample: [alpha/datasets/vader/vader_lexicon.txt]
 objects:
-  description: How many seed files the bucket holds (or will hold) in all.
+  description: How many seed files each bucket holds (or will hold) in all.
   returned: always
   type: int
   sample: 12
@@ -117,7 +125,7 @@ bytes_uploaded:
 """
 
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.object_store import (
@@ -135,9 +143,16 @@ ARGUMENT_SPEC: dict[str, Any] = {
     "region": {"type": "str", "default": "us-east-1"},
     "admin_access_key": {"type": "str", "required": True, "no_log": True},
     "admin_secret_key": {"type": "str", "required": True, "no_log": True},
-    "access_key": {"type": "str", "required": True, "no_log": False},
-    "secret_key": {"type": "str", "required": True, "no_log": True},
-    "bucket": {"type": "str", "required": True},
+    "tenants": {
+        "type": "list",
+        "elements": "dict",
+        "required": True,
+        "options": {
+            "access_key": {"type": "str", "required": True, "no_log": False},
+            "secret_key": {"type": "str", "required": True, "no_log": True},
+            "bucket": {"type": "str", "required": True},
+        },
+    },
     "seed": {
         "type": "list",
         "elements": "dict",
@@ -149,6 +164,16 @@ ARGUMENT_SPEC: dict[str, Any] = {
     },
     "timeout": {"type": "int", "default": 60},
 }
+
+
+class _Hashed(NamedTuple):
+    """A seed file, read and hashed once for every team."""
+
+    path: str
+    key: str
+    md5: str
+    sha256: str
+    size: int
 
 
 def _apply(admin: Client, steps: list[str], bucket: str, access: str, secret: str) -> None:
@@ -165,37 +190,56 @@ def _apply(admin: Client, steps: list[str], bucket: str, access: str, secret: st
             admin.change_bucket_owner(bucket, access)
 
 
+def _seed_tenant(
+    module: AnsibleModule, admin: Client, store: tuple[Any, Any], tenant: dict[str, str], files: list[_Hashed]
+) -> tuple[list[str], list[str], int]:
+    """One team's account, bucket and seed objects: its actions, the keys uploaded, the bytes sent.
+    `store` is the users and bucket owners, read once for every team."""
+    p = module.params
+    users, owners = store
+    bucket, access, secret = tenant["bucket"], tenant["access_key"], tenant["secret_key"]
+    team = Client(p["endpoint"], access, secret, p["region"], p["timeout"])
+    steps = tenant_plan(users, owners, access, secret, bucket)
+    if not module.check_mode:
+        _apply(admin, steps, bucket, access, secret)
+    # A bucket that does not exist yet (check mode) holds nothing.
+    reader = admin if module.check_mode and steps else team
+    new_bucket = "create-bucket" in steps and module.check_mode
+    uploaded: list[str] = []
+    sent = 0
+    for f in files:
+        if etag_matches(None if new_bucket else reader.head_object(bucket, f.key), f.md5, f.size):
+            continue
+        if not module.check_mode:
+            team.put_file(bucket, f.key, f.path, f.sha256, f.size)
+        uploaded.append(f.key)
+        sent += f.size
+    return describe(steps, bucket, access), uploaded, sent
+
+
 def main() -> None:
     module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     p = module.params
     entries = [{"src": str(e["src"]), "key": str(e["key"])} for e in p["seed"]]
     try:
-        files = seed_files(entries)
-    except ValueError as exc:
+        files = [_Hashed(f.path, f.key, *file_digests(f.path)) for f in seed_files(entries)]
+    except (ValueError, OSError) as exc:
         module.fail_json(msg=f"object_store_tenant: {exc}")
     admin = Client(p["endpoint"], p["admin_access_key"], p["admin_secret_key"], p["region"], p["timeout"])
-    team = Client(p["endpoint"], p["access_key"], p["secret_key"], p["region"], p["timeout"])
-    bucket, access = p["bucket"], p["access_key"]
+    actions: list[str] = []
     uploaded: list[str] = []
     sent = 0
+    bucket = ""
     try:
-        steps = tenant_plan(admin.list_users(), admin.bucket_owners(), access, p["secret_key"], bucket)
-        if not module.check_mode:
-            _apply(admin, steps, bucket, access, p["secret_key"])
-        # A bucket that does not exist yet (check mode) holds nothing.
-        reader = admin if module.check_mode and steps else team
-        for f in files:
-            md5, sha, size = file_digests(f.path)
-            new_bucket = "create-bucket" in steps and module.check_mode
-            if etag_matches(None if new_bucket else reader.head_object(bucket, f.key), md5, size):
-                continue
-            if not module.check_mode:
-                team.put_file(bucket, f.key, f.path, sha, size)
-            uploaded.append(f.key)
+        store = (admin.list_users(), admin.bucket_owners())
+        for tenant in p["tenants"]:
+            bucket = tenant["bucket"]
+            done, keys, size = _seed_tenant(module, admin, store, tenant, files)
+            actions += done
+            uploaded += [f"{bucket}/{key}" for key in keys]
             sent += size
     except S3Error as exc:
-        module.fail_json(msg=f"object_store_tenant ({bucket}): {exc}", uploaded=uploaded)
-    actions = describe(steps, bucket, access)
+        module.fail_json(msg=f"object_store_tenant ({bucket or 'store'}): {exc}", uploaded=uploaded)
     module.exit_json(
         changed=bool(actions or uploaded),
         actions=actions,

@@ -9,8 +9,17 @@ from __future__ import annotations
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.kueue_install.manifest import (
     CONFIG_KEY,
     DIGEST_ANNOTATION,
+    MANIFEST_ANNOTATION,
     KueueManifestError,
     manager_objects,
+    manifest_digest,
 )
 
-__all__ = ["CONFIG_KEY", "DIGEST_ANNOTATION", "KueueManifestError", "manager_objects"]
+__all__ = [
+    "CONFIG_KEY",
+    "DIGEST_ANNOTATION",
+    "MANIFEST_ANNOTATION",
+    "KueueManifestError",
+    "manager_objects",
+    "manifest_digest",
+]

@@ -5,6 +5,11 @@
 stamped with the configuration's digest, so that a changed configuration restarts the manager
 (it reads its file only at start) and an unchanged one changes nothing.
 
+The Deployment itself (not its pod template) carries the digest of what was applied: the
+manifest's text, the configuration asked for and the version of this transformation
+(`manifest_digest`). The kueue role reads it back, and a converged re-run whose manager says it
+holds this digest and is Available skips the apply of the manifest's objects and the waits.
+
 waitForPodsReady: an admitted workload whose pods are not all Ready within `timeout` is evicted
 and requeued, with a growing backoff (`requeuingStrategy`), and so releases the quota it held: a
 distributed job that cannot start whole does not keep GPUs that its peers wait for
@@ -23,6 +28,9 @@ CONFIG_MAP = "kueue-manager-config"
 CONFIG_KEY = "controller_manager_config.yaml"
 DEPLOYMENT = "kueue-controller-manager"
 DIGEST_ANNOTATION = "gpurack.io/kueue-config"
+MANIFEST_ANNOTATION = "gpurack.io/kueue-manifest"
+# Bump when manager_objects changes what it makes of the same manifest and configuration.
+TRANSFORM_VERSION = "1"
 
 
 class KueueManifestError(ValueError):
@@ -48,6 +56,16 @@ def _named(objects: list[dict[str, Any]], kind: str, name: str) -> dict[str, Any
         if item.get("kind") == kind and (item.get("metadata") or {}).get("name") == name:
             return item
     raise KueueManifestError(f"the Kueue manifest has no {kind} {name} (is it Kueue's install manifest?)")
+
+
+def manifest_digest(manifest: str, wait_for_pods_ready: Mapping[str, Any] | None) -> str:
+    """The digest of what `manager_objects` makes of this manifest and configuration: cheap (no
+    parsing), and it changes with the manifest's text, the configuration or this code's version."""
+    digest = hashlib.sha256(f"{TRANSFORM_VERSION}\n".encode())
+    digest.update(json.dumps(dict(wait_for_pods_ready or {}), sort_keys=True).encode())
+    digest.update(b"\n")
+    digest.update(manifest.encode())
+    return digest.hexdigest()[:16]
 
 
 def manager_objects(manifest: str, wait_for_pods_ready: Mapping[str, Any] | None) -> list[dict[str, Any]]:
@@ -81,4 +99,6 @@ def manager_objects(manifest: str, wait_for_pods_ready: Mapping[str, Any] | None
     template = deployment.setdefault("spec", {}).setdefault("template", {})
     annotations = template.setdefault("metadata", {}).setdefault("annotations", {})
     annotations[DIGEST_ANNOTATION] = digest
+    applied = deployment.setdefault("metadata", {}).setdefault("annotations", {})
+    applied[MANIFEST_ANNOTATION] = manifest_digest(manifest, wait_for_pods_ready)
     return objects

@@ -11,10 +11,14 @@ from typing import Any
 import pytest
 import yaml
 from ansible.errors import AnsibleFilterError
-from ansible_collections.gpurack.bootstrap.plugins.filter.kueue import kueue_manager_objects
+from ansible_collections.gpurack.bootstrap.plugins.filter.kueue import (
+    kueue_manager_objects,
+    kueue_manifest_digest,
+)
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.kueue_install import (
     CONFIG_KEY,
     DIGEST_ANNOTATION,
+    MANIFEST_ANNOTATION,
     KueueManifestError,
     manager_objects,
 )
@@ -76,6 +80,28 @@ def test_the_digest_follows_the_configuration_only() -> None:
     assert _digest(longer) != _digest(first)  # a new configuration restarts the manager
     off = manager_objects(MANIFEST, {})
     assert "waitForPodsReady" not in _config(off) and _digest(off) not in (_digest(first), _digest(longer))
+
+
+def _applied(objects: list[dict[str, Any]]) -> str:
+    (deployment,) = [o for o in objects if o["kind"] == "Deployment"]
+    return str(deployment["metadata"]["annotations"][MANIFEST_ANNOTATION])
+
+
+def test_the_deployment_carries_the_digest_the_role_compares_before_applying(tmp_path: Path) -> None:
+    """The kueue role skips the apply when the running manager carries kueue_manifest_digest's
+    value: it must be the one manager_objects stamps, and change with the manifest or the
+    configuration (else a new release or setting would never be applied)."""
+    path = tmp_path / "kueue.yaml"
+    path.write_text(MANIFEST)
+    stamped = _applied(kueue_manager_objects(str(path), WAIT))
+    assert kueue_manifest_digest(str(path), WAIT) == stamped
+    assert kueue_manifest_digest(str(path), {**WAIT, "timeout": "15m"}) != stamped
+    assert kueue_manifest_digest(str(path), None) != stamped
+    path.write_text(MANIFEST.replace("healthProbeBindAddress: :8081", "healthProbeBindAddress: :8082"))
+    assert kueue_manifest_digest(str(path), WAIT) != stamped
+    # On the Deployment's metadata, not its pod template: a new manifest alone restarts nothing.
+    (deployment,) = [o for o in kueue_manager_objects(str(path), WAIT) if o["kind"] == "Deployment"]
+    assert MANIFEST_ANNOTATION not in deployment["spec"]["template"]["metadata"]["annotations"]
 
 
 @pytest.mark.parametrize(

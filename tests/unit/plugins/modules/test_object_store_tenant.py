@@ -76,9 +76,7 @@ def _args(tmp_path: Path, secret: str = "s1") -> dict[str, Any]:
         "endpoint": "http://store:7070",
         "admin_access_key": "root",
         "admin_secret_key": "rootsecret",
-        "access_key": "gpurack-alpha",
-        "secret_key": secret,
-        "bucket": "alpha",
+        "tenants": [{"access_key": "gpurack-alpha", "secret_key": secret, "bucket": "alpha"}],
         "seed": [
             {"src": str(tmp_path / "lexicon.txt"), "key": "datasets/vader/vader_lexicon.txt"},
             {"src": str(tmp_path / "m"), "key": "models/m/"},
@@ -94,7 +92,7 @@ def test_first_run_creates_then_nothing_changes(
     )
     assert check["changed"] is True and store.calls == []
     assert check["actions"] == ["create user gpurack-alpha", "create bucket alpha owned by gpurack-alpha"]
-    assert check["uploaded"] == ["datasets/vader/vader_lexicon.txt", "models/m/config.json"]
+    assert check["uploaded"] == ["alpha/datasets/vader/vader_lexicon.txt", "alpha/models/m/config.json"]
 
     first = run_module(monkeypatch, capsys, "object_store_tenant", **_args(tmp_path))
     assert first["changed"] is True and first["objects"] == 2
@@ -120,7 +118,7 @@ def test_a_new_secret_or_changed_file_is_all_that_changes(
     (tmp_path / "lexicon.txt").write_text("bad -2.5\n")
     result = run_module(monkeypatch, capsys, "object_store_tenant", **args)
     assert result["actions"] == ["update user gpurack-alpha (secret or role)"]
-    assert result["uploaded"] == ["datasets/vader/vader_lexicon.txt"]
+    assert result["uploaded"] == ["alpha/datasets/vader/vader_lexicon.txt"]
     assert store.calls == ["update-user gpurack-alpha", "put datasets/vader/vader_lexicon.txt"]
 
 
@@ -131,3 +129,34 @@ def test_a_missing_seed_source_fails_before_any_request(
     result = run_module(monkeypatch, capsys, "object_store_tenant", **args)
     assert result["failed"] is True and "does not exist" in result["msg"]
     assert store.calls == []
+
+
+def test_every_team_gets_its_own_account_and_bucket_from_one_reading_of_the_files(
+    store: FakeStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import importlib
+
+    module = importlib.import_module(MODULE)
+    hashed: list[str] = []
+
+    def counting(path: str) -> tuple[str, str, int]:
+        hashed.append(Path(path).name)
+        return _s3.file_digests(path)
+
+    monkeypatch.setattr(module, "file_digests", counting)
+    args = _args(tmp_path)
+    args["tenants"] = [
+        {"access_key": "gpurack-alpha", "secret_key": "s1", "bucket": "alpha"},
+        {"access_key": "gpurack-beta", "secret_key": "s2", "bucket": "beta"},
+    ]
+    result = run_module(monkeypatch, capsys, "object_store_tenant", **args)
+    assert store.owners == {"alpha": "gpurack-alpha", "beta": "gpurack-beta"}
+    assert sorted(result["uploaded"]) == [
+        "alpha/datasets/vader/vader_lexicon.txt",
+        "alpha/models/m/config.json",
+        "beta/datasets/vader/vader_lexicon.txt",
+        "beta/models/m/config.json",
+    ]
+    assert sorted(hashed) == ["config.json", "lexicon.txt"], "each file is read once, not once per team"
+    again = run_module(monkeypatch, capsys, "object_store_tenant", **args)
+    assert again["changed"] is False and "s2" not in str(again)
