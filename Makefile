@@ -16,7 +16,7 @@ LAB_PROFILES ?= --profile hgx-h100x8-ib --profile h200x1
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: help setup run lab-down validate-local lab-k8s lab-k8s-verify lab-images lab-k8s-test lab-e2e test lint sanity unit fuzz install-check molecule molecule-default molecule-raid0 bench-molecule bench-lab bench-lab-k8s bench-patch bench-inventory bench-fabric clean
+.PHONY: help setup run lab-down validate-local lab-k8s lab-k8s-verify lab-images lab-k8s-test lab-e2e test lint sanity unit fuzz install-check molecule molecule-default molecule-raid0 bench-molecule bench-lab bench-lab-k8s bench-patch bench-scale bench-inventory bench-fabric clean
 
 help: ## List targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -126,6 +126,10 @@ bench-lab-k8s: lab-k8s ## Print lab up --kubernetes and site (first run, re-run)
 
 bench-patch: lab-k8s ## Print each node's drain, update, reboot and validation seconds of the rolling patch (2 lab workers, serial 1, 3 runs)
 	$(BIN)/python lab/benchmarks/bench_patch.py
+
+bench-scale: setup ## Print preflight wall time on 1, 10, 50 and 100 light lab hosts (cost per extra host), then bench-inventory's 1,000 nodes
+	$(BIN)/python lab/benchmarks/bench_scale.py
+	$(BIN)/python benchmarks/bench_inventory.py
 
 bench-inventory: setup ## Record 1,000 synthetic nodes and diff them all, printing the figures
 	$(BIN)/python benchmarks/bench_inventory.py

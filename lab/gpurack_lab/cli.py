@@ -33,6 +33,14 @@ def _register_up(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     up = verbs.add_parser("up", help="start 1 control plane and N workers (idempotent)")
     up.add_argument("--workers", type=int, default=1, metavar="N", help="number of workers (default 1)")
     up.add_argument(
+        "--light",
+        type=int,
+        default=0,
+        metavar="N",
+        help="a light lab instead: N sshd-only hosts (lab-l1..; no systemd, no control plane, no "
+        "Kubernetes) replaying the profiles, for facts, capture, preflight and validate at fleet size",
+    )
+    up.add_argument(
         "--profile",
         action="append",
         default=[],
@@ -96,7 +104,7 @@ def _register_ssh_and_images(verbs: argparse._SubParsersAction[argparse.Argument
 
 def handle_up(args: argparse.Namespace) -> int:
     """`gpurack lab up`."""
-    total = 7 + 3 * (args.workers + 1)
+    total = 7 + 3 * ((args.light or args.workers) + 1)
     with render.progress("lab up", total) as step:
         result = rack.up(
             args.workers,
@@ -106,6 +114,7 @@ def handle_up(args: argparse.Namespace) -> int:
             kubernetes=args.kubernetes,
             switch_count=args.switches,
             switch_fault_specs=args.switch_fault,
+            light=args.light,
         )
     view.up_summary(result, rack.status(result.state), str(rack.hosts_file().parent))
     return int(ExitCode.OK)

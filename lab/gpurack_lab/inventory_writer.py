@@ -23,11 +23,12 @@ HEADER = (
 
 
 def render(state: LabState, switches: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The inventory as a dict: workers in gpu_nodes under their profile's pool group, and with
-    `switches` (the switch server's spec) the tor_switches group and each worker's cabling."""
+    """The inventory as a dict: workers (or a light lab's hosts) in gpu_nodes under their
+    profile's pool group, and with `switches` (the switch server's spec) the tor_switches group
+    and each worker's cabling."""
     pools: dict[str, dict[str, Any]] = {}
     cabling = (switches or {}).get("cabling", {})
-    for index, host in enumerate(state.workers):
+    for index, host in enumerate(state.gpu_nodes):
         values: dict[str, Any] = {
             "ansible_host": host.ip,
             "gpurack_lab_profile": host.profile,

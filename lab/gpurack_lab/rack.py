@@ -8,18 +8,19 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Literal
 
 from gpurack.errors import UsageError
 
 from gpurack_lab import (
     disks,
     docker,
-    driver,
     fabric_plan,
     faults,
     inventory_writer,
     lab_kubernetes,
     profiles,
+    provision,
     ssh,
     switches,
 )
@@ -27,15 +28,15 @@ from gpurack_lab.paths import inventory_dir, node_image_script
 from gpurack_lab.state import (
     CONTROL_PLANE,
     GATEWAY,
+    MAX_LIGHT,
     MAX_WORKERS,
-    MEMORY,
-    MEMORY_BY_PROFILE,
     NETWORK,
     SUBNET,
     LabHost,
     LabState,
     host_ip,
     lab_dir,
+    light_name,
     load,
     save,
     worker_name,
@@ -92,32 +93,37 @@ def build_script() -> Path:
 
 
 def plan(
-    workers: int, profile_specs: Sequence[str], fault_specs: Sequence[str]
+    workers: int, profile_specs: Sequence[str], fault_specs: Sequence[str], *, light: int = 0
 ) -> list[tuple[LabHost, profiles.Profile, tuple[faults.Fault, ...]]]:
-    """The hosts a `lab up` would create, checked before anything starts.
+    """The hosts a `lab up` would create, checked before anything starts: a control plane and
+    `workers`, or with `light` a light lab of that many sshd-only hosts and nothing else.
 
     Raises:
         UsageError: bad worker count, profile or fault, or a fault on a host the lab lacks.
     """
-    if not 1 <= workers <= MAX_WORKERS:
+    if light and not 1 <= light <= MAX_LIGHT:
+        raise UsageError(f"--light must be between 1 and {MAX_LIGHT}, got {light}")
+    if not light and not 1 <= workers <= MAX_WORKERS:
         raise UsageError(f"--workers must be between 1 and {MAX_WORKERS}, got {workers}")
-    assigned = profiles.assign(list(profile_specs), workers)
+    count, name_of = (light, light_name) if light else (workers, worker_name)
+    assigned = profiles.assign(list(profile_specs), count)
     parsed = [faults.parse_fault(s) for s in fault_specs]
-    names = {worker_name(i + 1) for i in range(workers)}
+    names = {name_of(i + 1) for i in range(count)}
     for fault in parsed:
         if fault.host not in names:
-            raise UsageError(f"fault {fault}: no worker {fault.host} (workers: {', '.join(sorted(names))})")
-    cp_profile = profiles.resolve(CONTROL_PLANE_PROFILE)
-    cp_host = LabHost(CONTROL_PLANE, "control_plane", host_ip(0), cp_profile.name, cp_profile.group)
-    hosts: list[Planned] = [(cp_host, cp_profile, ())]
+            raise UsageError(f"fault {fault}: no host {fault.host} (hosts: {', '.join(sorted(names))})")
+    hosts: list[Planned] = []
+    if not light:
+        cp_profile = profiles.resolve(CONTROL_PLANE_PROFILE)
+        cp_host = LabHost(CONTROL_PLANE, "control_plane", host_ip(0), cp_profile.name, cp_profile.group)
+        hosts.append((cp_host, cp_profile, ()))
     for i, profile in enumerate(assigned):
-        name = worker_name(i + 1)
+        name = name_of(i + 1)
         own = tuple(f for f in parsed if f.host == name)
         if own:
             _try_faults(profile, own)
-        host = LabHost(
-            name, "worker", host_ip(i + 1), profile.name, profile.group, tuple(str(f) for f in own)
-        )
+        role: Literal["worker", "light"] = "light" if light else "worker"
+        host = LabHost(name, role, host_ip(i + 1), profile.name, profile.group, tuple(str(f) for f in own))
         hosts.append((host, profile, own))
     return hosts
 
@@ -145,21 +151,23 @@ def up(
     kubernetes: bool = False,
     switch_count: int | None = None,
     switch_fault_specs: Sequence[str] = (),
+    light: int = 0,
 ) -> UpResult:
     """Start the lab, grow a running one by the workers it lacks, or report it unchanged.
 
-    With `kubernetes`, or on a lab that already has it, the offline Kubernetes build is
-    installed on every node (lab/playbooks/lab_kubernetes.yml) after the containers are up.
-    With `switch_count`, that many fake switches (0: none) serve the lab's cabling plan on
-    loopback, with `switch_fault_specs` planted; unlike hosts, a running lab's switches may be
-    changed (they restart). Without it, a running lab keeps its switches.
+    With `kubernetes` (or on a lab that has it) the offline Kubernetes build is installed on
+    every node after the containers are up. With `switch_count`, that many fake switches (0:
+    none) serve the cabling plan on loopback with `switch_fault_specs` planted; a running lab's
+    switches may change (they restart). With `light`, `plan`'s light lab (sshd-only hosts).
 
     Raises:
         UsageError: bad arguments, a half-built lab in the way, or a change a running lab cannot take.
         LabError, DockerError, DiskError: a step failed; containers started by this call are removed.
     """
     started = time.monotonic()
-    planned = plan(workers, profile_specs, fault_specs)
+    if light and (kubernetes or switch_count):
+        raise UsageError("--light hosts run sshd only: they take no --kubernetes and no --switches")
+    planned = plan(workers, profile_specs, fault_specs, light=light)
     wanted = _switch_plan(planned, switch_count, switch_fault_specs)
     existing = load(state_file())
     if existing is not None:
@@ -316,34 +324,14 @@ def _remove_hosts(hosts: Sequence[LabHost]) -> None:
 def _start(state: LabState, planned: list[Planned], step: Step) -> LabState:
     """Start the planned hosts beside the lab's, provision them, write state and inventory."""
     root = lab_dir()
-    key = Path(state.key)
     hosts: list[LabHost] = []
     for host, _, _ in planned:
         step(f"start {host.name}")
-        attached: tuple[disks.Disk, ...] = ()
-        if host.role == "worker":
-            attached = tuple(disks.create(root / "hosts" / host.name / "disks"))
-        docker.run_container(
-            host.name,
-            state.image,
-            network=state.network,
-            ip=host.ip,
-            memory=MEMORY_BY_PROFILE.get(host.profile, MEMORY),
-            devices=[(d.loop, d.device) for d in attached],
-        )
-        hosts.append(LabHost(host.name, host.role, host.ip, host.profile, host.group, host.faults, attached))
+        hosts.append(provision.run_host(state, host, root))
         # Saved after each container, so `lab down` finds everything even if up is killed.
         state = replace(state, hosts=(*state.hosts, hosts[-1]))
         save(state, state_file())
-    repo = driver.ensure_repo(root / "nvidia-repo") if any(h.role == "worker" for h in hosts) else None
-    for (_, profile, own_faults), host in zip(planned, hosts, strict=True):
-        step(f"profile {profile.name} on {host.name}")
-        local = ssh.provision(host, profile, own_faults, key, root)
-        if repo is not None and host.role == "worker":
-            driver.install(host.name, repo, local)
-    for host in hosts:
-        step(f"SSH to {host.name}")
-        ssh.wait_ssh(host, key)
+    provision.provision_all(planned, hosts, Path(state.key), root, step)
     step("inventory")
     _write_inventory(state)
     return state

@@ -21,6 +21,10 @@ MEMORY = "4g"  # 1 control plane + 4 workers fit the 24 GiB build machines (a li
 # about 0.8 GiB of RSS, and the page cache of the libraries they map): in 4 GiB they thrash.
 MEMORY_BY_PROFILE = {"h200x1": "6g"}
 MAX_WORKERS = 16
+# Light hosts (`lab up --light N`): sshd only, no systemd, a capture replayed; enough for facts,
+# capture, preflight and validate at fleet size, not for prepare. Addresses .11 to .210.
+MAX_LIGHT = 200
+LIGHT_MEMORY = "160m"
 
 
 def lab_dir() -> Path:
@@ -38,12 +42,17 @@ def worker_name(number: int) -> str:
     return f"lab-w{number}"
 
 
+def light_name(number: int) -> str:
+    """lab-l1, lab-l2, ..."""
+    return f"lab-l{number}"
+
+
 @dataclass(frozen=True, slots=True)
 class LabHost:
     """One lab container: its role, address, profile (and its pool group), faults and disks."""
 
     name: str
-    role: Literal["control_plane", "worker"]
+    role: Literal["control_plane", "worker", "light"]
     ip: str
     profile: str
     group: str
@@ -69,6 +78,11 @@ class LabState:
     @property
     def workers(self) -> tuple[LabHost, ...]:
         return tuple(h for h in self.hosts if h.role == "worker")
+
+    @property
+    def gpu_nodes(self) -> tuple[LabHost, ...]:
+        """The hosts in the inventory's gpu_nodes: the workers, or a light lab's hosts."""
+        return tuple(h for h in self.hosts if h.role in ("worker", "light"))
 
     def host(self, name: str) -> LabHost | None:
         """The host of that name, None when the lab has none."""

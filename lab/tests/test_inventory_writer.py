@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -79,13 +80,29 @@ def test_plan_assigns_profiles_faults_and_addresses() -> None:
     ]
 
 
+def test_a_light_lab_is_only_its_sshd_hosts_and_they_are_the_gpu_nodes() -> None:
+    planned = rack.plan(0, ["h200x1", "hgx-h100x8-ib"], ["gpu-missing@lab-l3"], light=3)
+    hosts = tuple(host for host, _, _ in planned)
+    assert [(h.name, h.role, h.ip, h.group, h.faults) for h in hosts] == [
+        ("lab-l1", "light", "172.30.42.11", "lab_h200x1", ()),
+        ("lab-l2", "light", "172.30.42.12", "lab_hgx_h100x8_ib", ()),
+        ("lab-l3", "light", "172.30.42.13", "lab_hgx_h100x8_ib", ("gpu-missing@lab-l3",)),
+    ]
+    children = inventory_writer.render(replace(STATE, hosts=hosts))["all"]["children"]
+    assert children["gpu_nodes"]["children"]["lab_hgx_h100x8_ib"]["hosts"].keys() == {"lab-l2", "lab-l3"}
+    assert children["kube_control_plane"]["hosts"] == {}
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
         (["lab", "up", "--workers", "0"], "--workers must be between 1 and 16"),
-        (["lab", "up", "--fault", "gpu-missing@lab-w9"], "no worker lab-w9"),
+        (["lab", "up", "--fault", "gpu-missing@lab-w9"], "no host lab-w9"),
         (["lab", "up", "--profile", "nope"], "unknown profile 'nope'"),
         (["lab", "up", "--fault", "ib-port-down@lab-w1"], "no InfiniBand HCA"),
+        (["lab", "up", "--light", "201"], "--light must be between 1 and 200"),
+        (["lab", "up", "--light", "2", "--kubernetes"], "take no --kubernetes"),
+        (["lab", "up", "--light", "2", "--fault", "gpu-missing@lab-w1"], "no host lab-w1"),
     ],
 )
 def test_lab_up_bad_arguments_exit_64_before_docker(
