@@ -240,7 +240,9 @@ def test_diff_links_moved_lost_and_found_sentences() -> None:
         ("link_moved", "mlx5_3 moved from leaf1 Ethernet1/3 to leaf2 Ethernet1/7"),
         ("link_found", "mlx5_5 is now seen on leaf2 Ethernet1/9"),
         ("link_lost", "mlx5_4 is no longer seen on a switch (was leaf1 Ethernet1/5)"),
+        ("leaves_changed", "the node moved: seen on leaf1, leaf2, was on leaf1 (its leaf label follows)"),
     ]
+    assert (drifts[-1].component, drifts[-1].before, drifts[-1].after) == ("leaves", "leaf1", "leaf1, leaf2")
     assert (drifts[2].component, drifts[2].before, drifts[2].after) == (
         "link:mlx5_3",
         "leaf1 Ethernet1/3",

@@ -70,6 +70,8 @@ SENTENCES = [
     "mlx5_1 is no longer seen on a switch (was leaf1 Ethernet1/2)",
     "mlx5_2 is now seen on leaf2 Ethernet1/6",
     "mlx5_3 moved from leaf1 Ethernet1/3 to leaf2 Ethernet1/7",
+    # The node itself: its NICs are now seen on two leaves, so its leaf label changes.
+    "the node moved: seen on leaf1, leaf2, was on leaf1 (its leaf label follows)",
 ]
 MOVED = [_on(link.nic, "leaf2", "Ethernet1/7") if link.nic == "mlx5_3" else link for link in BEFORE]
 
@@ -86,7 +88,7 @@ def test_diff_between_two_fabric_runs_moved_lost_found(store: Store) -> None:
     second = _fabric(store, 2, {"gpu01": AFTER, "gpu02": steady})
     comparison = store.compare("gpu01")
     assert [d.sentence for d in comparison.drifts] == SENTENCES
-    assert [d.kind for d in comparison.drifts] == ["link_lost", "link_found", "link_moved"]
+    assert [d.kind for d in comparison.drifts] == ["link_lost", "link_found", "link_moved", "leaves_changed"]
     assert (comparison.from_fabric_run, comparison.to_fabric_run) == (first, second)
     assert (comparison.from_run, comparison.to_run) == (None, None)  # no snapshot of gpu01
     assert store.diff("gpu02") == []
@@ -95,6 +97,7 @@ def test_diff_between_two_fabric_runs_moved_lost_found(store: Store) -> None:
         "mlx5_1 is now seen on leaf1 Ethernet1/2",
         "mlx5_2 is no longer seen on a switch (was leaf2 Ethernet1/6)",
         "mlx5_3 moved from leaf2 Ethernet1/7 to leaf1 Ethernet1/3",
+        "the node moved: seen on leaf1, was on leaf1, leaf2 (its leaf label follows)",
     ]
 
 
@@ -126,7 +129,7 @@ def test_inventory_diff_json_and_text_show_link_drift(
     }
     code, out, _ = _cli(capsys, "inventory", "diff", "gpu01", "--db", db_url)
     assert out.splitlines() == [
-        f"gpu01: fabric run {first} -> run {second}: 3 changes",
+        f"gpu01: fabric run {first} -> run {second}: 4 changes",
         *(f"  - {sentence}" for sentence in SENTENCES),
     ]
 
@@ -163,7 +166,10 @@ def test_snapshot_run_between_fabric_runs_no_hardware_drift_from_a_fabric_run(st
     first_fabric = _fabric(store, 2, {"gpu01": BEFORE})
     second_validate = _validate(store, 3)
     second_fabric = _fabric(store, 4, {"gpu01": MOVED})
-    moved = ["mlx5_3 moved from leaf1 Ethernet1/3 to leaf2 Ethernet1/7"]
+    moved = [
+        "mlx5_3 moved from leaf1 Ethernet1/3 to leaf2 Ethernet1/7",
+        "the node moved: seen on leaf1, leaf2, was on leaf1 (its leaf label follows)",
+    ]
     comparison = store.compare("gpu01")
     assert [d.sentence for d in comparison.drifts] == moved
     assert (comparison.from_run, comparison.to_run) == (first_validate, second_validate)
@@ -174,7 +180,7 @@ def test_snapshot_run_between_fabric_runs_no_hardware_drift_from_a_fabric_run(st
     assert (comparison.to_run, comparison.from_fabric_run) == (None, first_fabric)
     assert store.diff("gpu01", from_run=first_validate, to_run=first_fabric) == []
     assert store.diff("gpu01", from_run=first_fabric, to_run=second_validate) == []
-    assert store.diff("gpu01", to_run=second_fabric) == [comparison.drifts[0]]
+    assert store.diff("gpu01", to_run=second_fabric) == list(comparison.drifts)
 
 
 def test_snapshot_only_runs_given_compare_the_links_at_or_before_them(store: Store) -> None:
@@ -182,7 +188,8 @@ def test_snapshot_only_runs_given_compare_the_links_at_or_before_them(store: Sto
     first = _validate(store, 2)
     _fabric(store, 3, {"gpu01": MOVED})
     second = _validate(store, 4)
-    assert [d.kind for d in store.diff("gpu01", from_run=first, to_run=second)] == ["link_moved"]
+    kinds = [d.kind for d in store.diff("gpu01", from_run=first, to_run=second)]
+    assert kinds == ["link_moved", "leaves_changed"]
     assert store.diff("gpu01", from_run=first, to_run=first) == []
 
 

@@ -28,8 +28,14 @@ def _where(link: SeenLink | None) -> str | None:
     return " ".join(p for p in (link.switch, link.port) if p)
 
 
+def _leaves(links: Sequence[SeenLink]) -> str:
+    """The switches a node's NICs were seen on, sorted: the leaf level of its topology labels."""
+    return ", ".join(sorted({link.switch for link in links if link.switch is not None}))
+
+
 def diff_links(before: Sequence[SeenLink], after: Sequence[SeenLink]) -> list[Drift]:
-    """NICs matched by name between two fabric runs: moved, no longer seen, newly seen."""
+    """NICs matched by name between two fabric runs: moved, no longer seen, newly seen; then,
+    when the node is seen on other switches than before, the node itself: it moved."""
     old = {link.nic: _where(link) for link in before}
     new = {link.nic: _where(link) for link in after}
     out: list[Drift] = []
@@ -45,4 +51,8 @@ def diff_links(before: Sequence[SeenLink], after: Sequence[SeenLink]) -> list[Dr
         else:
             kind, sentence = "link_moved", f"{nic} moved from {was} to {now}"
         out.append(Drift(kind, f"link:{nic}", was, now, sentence))
+    was_on, now_on = _leaves(before), _leaves(after)
+    if was_on and now_on and was_on != now_on:
+        sentence = f"the node moved: seen on {now_on}, was on {was_on} (its leaf label follows)"
+        out.append(Drift("leaves_changed", "leaves", was_on, now_on, sentence))
     return out

@@ -32,6 +32,7 @@ DriftKind = Literal[
     "link_moved",
     "link_lost",
     "link_found",
+    "leaves_changed",
 ]
 
 
