@@ -185,6 +185,14 @@ def remove_network(name: str) -> None:
         _run(["network", "rm", name])
 
 
+def _lab_host_args(name: str, network: str, ip: str, memory: str, owner: Path) -> list[str]:
+    """`docker run` arguments every lab host has: its name as hostname, the lab and owner labels,
+    its fixed address and a memory limit without swap."""
+    return ["run", "--detach", "--name", name, "--hostname", name, "--label", LABEL,
+            "--label", f"{OWNER_LABEL}={owner}", "--network", network, "--ip", ip,
+            "--memory", memory, "--memory-swap", memory]  # fmt: skip
+
+
 def run_container(
     name: str,
     image: str,
@@ -205,9 +213,7 @@ def run_container(
     # containerd's own store on a volume (Docker's ext4, not its overlayfs): overlay on overlay
     # fails (EINVAL), overlay on a volume works, so the node runs containerd's default overlayfs
     # snapshotter as a real host does; `rm --volumes` removes it with the node.
-    args = ["run", "--detach", "--name", name, "--hostname", name, "--label", LABEL,
-            "--label", f"{OWNER_LABEL}={owner}",
-            "--network", network, "--ip", ip, "--memory", memory, "--memory-swap", memory,
+    args = [*_lab_host_args(name, network, ip, memory, owner),
             "--volume", CONTAINERD_STORE, "--restart", "unless-stopped", *SYSTEMD_FLAGS]  # fmt: skip
     for host_path, container_path in devices:
         args += ["--device", f"{host_path}:{container_path}"]
@@ -225,9 +231,7 @@ def run_light_container(name: str, image: str, *, network: str, ip: str, memory:
     Raises:
         DockerError: docker run failed.
     """
-    _run(["run", "--detach", "--name", name, "--hostname", name, "--label", LABEL,
-          "--label", f"{OWNER_LABEL}={owner}", "--network", network, "--ip", ip,
-          "--memory", memory, "--memory-swap", memory, "--tmpfs", "/run", "--tmpfs", "/tmp",
+    _run([*_lab_host_args(name, network, ip, memory, owner), "--tmpfs", "/run", "--tmpfs", "/tmp",
           "--entrypoint", "/bin/sh", image, "-c", LIGHT_COMMAND])  # fmt: skip
 
 

@@ -112,6 +112,7 @@ def plan(
     for fault in parsed:
         if fault.host not in names:
             raise UsageError(f"fault {fault}: no host {fault.host} (hosts: {', '.join(sorted(names))})")
+    role: Literal["worker", "light"] = "light" if light else "worker"
     hosts: list[Planned] = []
     if not light:
         cp_profile = profiles.resolve(CONTROL_PLANE_PROFILE)
@@ -122,7 +123,6 @@ def plan(
         own = tuple(f for f in parsed if f.host == name)
         if own:
             _try_faults(profile, own)
-        role: Literal["worker", "light"] = "light" if light else "worker"
         host = LabHost(name, role, host_ip(i + 1), profile.name, profile.group, tuple(str(f) for f in own))
         hosts.append((host, profile, own))
     return hosts

@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
@@ -15,13 +14,7 @@ def expect_errors(expect: Any) -> list[str]:
     """Every problem with a pool's expectations (gpurack_expect), each naming its full path; []
     when valid. The rules node_checks applies, in the controller's process: a module run per
     host cost 0.15 s each, 15 s of a 100-host preflight."""
-    try:
-        # Plain JSON values: Ansible 2.19 hands templated values over as its own str and dict
-        # subclasses; the rules compare types.
-        plain = json.loads(json.dumps(expect))
-    except (TypeError, ValueError):
-        plain = expect
-    return validate_expect(plain)
+    return validate_expect(expect)
 
 
 class FilterModule:
