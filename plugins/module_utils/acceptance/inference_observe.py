@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Optional
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.acceptance.observe import (
@@ -110,14 +110,19 @@ def scaling_of(raw: Mapping[str, Any]) -> Scaling:
     )
 
 
-def _uncovered(complete: Optional[datetime], load: Mapping[str, Any]) -> Optional[float]:  # noqa: UP045
-    """How long after the load's end the rollout's last old pod was still stopping (its preStop
-    wait after the rollout completed); <= 0 when the load covered it all, None when unknown."""
+def _uncovered(rollout: Mapping[str, Any], load: Mapping[str, Any]) -> Optional[float]:  # noqa: UP045
+    """How long after the load's end the rollout's last old pod was still stopping: when the role
+    saw it gone (`old_stopped`), else the rollout's end plus the preStop wait; <= 0 when the load
+    covered it all, None when unknown."""
+    complete = api_time(rollout.get("complete"))
+    stopped = api_time(rollout.get("old_stopped"))
+    if stopped is None and complete is not None:
+        stopped = complete + timedelta(seconds=PRESTOP_S)
     first, seconds = load.get("first_answer"), load.get("seconds")
-    if complete is None or not isinstance(first, (int, float)) or not isinstance(seconds, (int, float)):
+    if stopped is None or not isinstance(first, (int, float)) or not isinstance(seconds, (int, float)):
         return None
     ended = datetime.fromtimestamp(float(first) + float(seconds), tz=UTC)
-    return round((complete - ended).total_seconds() + PRESTOP_S, 3)
+    return round((stopped - ended).total_seconds(), 3)
 
 
 def _load(value: Any) -> dict[str, Any]:
@@ -186,7 +191,7 @@ class InferenceObserved:
             loads=[_load(entry.get("result")) for entry in raw.get("loads") or []],
             rollout=_load(rollout.get("result")),
             rollout_s=_seconds(api_time(rollout.get("complete")), api_time(rollout.get("patched"))),
-            rollout_uncovered_s=_uncovered(api_time(rollout.get("complete")), _load(rollout.get("result"))),
+            rollout_uncovered_s=_uncovered(rollout, _load(rollout.get("result"))),
             scaling=scaling_of(raw.get("autoscale") or {}),
             isolation={k: _load(isolation.get(k)) for k in ("alone", "with_training")},
             training_pods=int(isolation.get("training_pods") or 0),

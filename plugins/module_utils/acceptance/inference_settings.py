@@ -8,7 +8,7 @@ gpurack_inference_acceptance:       # group_vars/all/acceptance.yml; every key o
   concurrency: [1, 8]               # the two load levels: requests in flight at once
   requests: 400                     # per level, at most ...
   seconds: 60                       # ... and at most this long
-  rollout_s: 90                     # the load that runs while a rollout happens
+  rollout_s: 900                    # at most: the load through a rollout (ended once the last old pod stopped)
   baseline_per_1000: 0.02           # an API's price for 1,000 requests (the site's currency)
   thresholds:                       # a row without its threshold passes on its figure alone
     cold_start_s: 300               # at most: pod created to its first good answer
@@ -61,7 +61,7 @@ class InferenceSettings:
     concurrency: tuple[int, int] = DEFAULT_CONCURRENCY
     requests: int = 400
     seconds: float = 60.0
-    rollout_s: float = 90.0
+    rollout_s: float = MAX_SECONDS  # the role ends the load sooner: once the last old pod stopped
     baseline_per_1000: Optional[float] = None  # noqa: UP045
     thresholds: Mapping[str, float] = field(default_factory=dict)
     latency_objective_ms: Optional[float] = None  # noqa: UP045
@@ -123,7 +123,7 @@ def read(value: Any, latency_objective_ms: Any = None) -> InferenceSettings:
         concurrency=_concurrency(value.get("concurrency", list(DEFAULT_CONCURRENCY))),
         requests=_whole(value.get("requests", 400), "requests", MAX_REQUESTS),
         seconds=_number(value.get("seconds", 60), "seconds", positive=True, most=MAX_SECONDS),
-        rollout_s=_number(value.get("rollout_s", 90), "rollout_s", positive=True, most=MAX_SECONDS),
+        rollout_s=_number(value.get("rollout_s", MAX_SECONDS), "rollout_s", positive=True, most=MAX_SECONDS),
         baseline_per_1000=None if price is None else _number(price, "baseline_per_1000"),
         thresholds=thresholds,
         latency_objective_ms=objective,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import struct
 import subprocess
@@ -181,6 +182,26 @@ def test_the_time_bound_stops_the_run_near_t(serve: Callable[..., Server]) -> No
     assert 1.5 <= line["seconds"] < 2.5
     assert 2 <= line["requests"] <= 2 * 1.5 / 0.05  # 2 in flight, 50 ms each
     assert line["failures"] == 0  # those cut off at the bound are not counted
+
+
+def test_sigterm_ends_the_run_early_and_still_prints_the_line(serve: Callable[..., Server]) -> None:
+    """The rollout's load runs under a long bound and is ended by SIGTERM once the rollout is over."""
+    server = serve(delay_s=0.05)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(LOADGEN), os.environ.get("PYTHONPATH", "")])}
+    args = [sys.executable, "-m", "gpurack_loadgen", "--url", server.url, "--model", "m"]
+    with subprocess.Popen(
+        [*args, "--concurrency", "2", "--seconds", "600"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    ) as proc:  # fmt: skip
+        deadline = time.monotonic() + 30
+        while server.count < 10 and time.monotonic() < deadline:  # the run is under way
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    line = json.loads(out)
+    assert line["stopped_by"] == "signal" and line["seconds"] < 30
+    assert 8 <= line["requests"] <= server.count and line["failures"] == 0  # 2 cut off in flight
 
 
 def test_wait_ready_waits_for_the_first_good_answer_and_does_not_count_the_wait(

@@ -1,7 +1,8 @@
 """`python -m gpurack_loadgen --url URL --model NAME --concurrency C [--requests N] [--seconds T]`:
 load the model server's embeddings endpoint, then print one JSON line of figures on stdout.
 
-Exit 0: the run completed, failures or not (they are in the line: the caller judges); 2: bad
+Exit 0: the run completed, failures or not (they are in the line: the caller judges), also when
+SIGTERM ended it early (`stopped_by: signal`: a caller's way to end a load of unknown length); 2: bad
 arguments, nothing at the URL, or no good answer within --wait-ready; 130: interrupted. stdout
 carries only that line: anything locust or gevent prints goes to stderr.
 """

@@ -11,6 +11,7 @@ from __future__ import annotations
 import http.client
 import json
 import logging
+import signal
 import ssl
 import sys
 import time
@@ -103,6 +104,7 @@ class _Run:
         self.done = Event()
         self.start = 0.0
         self.stopped = False
+        self.signalled = False  # SIGTERM ended the run: the caller said when
         self.first_answer: float | None = None  # Unix time of the first good answer
 
     def on_request(
@@ -128,9 +130,18 @@ class _Run:
 
 
 def run(settings: Settings) -> tuple[_Run, float]:
-    """All users started at once; stop at the request bound or the time bound, whichever comes
-    first. Requests still in flight at the time bound are cut off and not counted."""
+    """All users started at once; stop at the request bound, the time bound or SIGTERM, whichever
+    comes first. Requests still in flight then are cut off and not counted.
+
+    SIGTERM is how a caller ends a load that must cover something of unknown length (a rollout):
+    the run stops as at the time bound and the line is still printed."""
     state = _Run(settings)
+
+    def on_sigterm() -> None:
+        state.signalled = True
+        state.done.set()
+
+    gevent.signal_handler(signal.SIGTERM, on_sigterm)
     user = _user_class(settings, _Budget(settings.requests))
     env = Environment(user_classes=[user], catch_exceptions=True)
     env.events.request.add_listener(state.on_request)  # type: ignore[no-untyped-call]
@@ -195,7 +206,7 @@ def measure(settings: Settings) -> dict[str, Any]:
     line = summary(
         state.recorder, concurrency=settings.concurrency, seconds=wall, tool_version=locust.__version__
     )
-    line["stopped_by"] = "seconds" if not state.done.is_set() else "requests"
+    line["stopped_by"] = "signal" if state.signalled else "requests" if state.done.is_set() else "seconds"
     first = first_answer or state.first_answer
     line["first_answer"] = round(first, 3) if first is not None else None
     line["waited_s"] = round(waited, 3)

@@ -232,6 +232,18 @@ def test_a_rollout_the_load_did_not_cover_fails() -> None:
     assert _rows(_with(rollout=covered))["infer.rollout"]["verdict"] == "pass"
 
 
+def test_the_rollout_is_covered_until_the_role_saw_the_last_old_pod_stop() -> None:
+    # The role saw the last old pod gone at 10:21:50, 20 s after the rollout completed (a slow
+    # shutdown after its preStop wait): a load to 10:21:45 missed 5 s of it, one to 10:21:52 none.
+    long_stop = {**RAW["rollout"], "old_stopped": "2026-12-04T10:21:50"}
+    short = {**long_stop, "result": load(1000, first_answer=T0 + 1195, seconds=110.0)}
+    row = _rows(_with(rollout=short))["infer.rollout"]
+    assert row["verdict"] == "fail" and row["reason"] == "the load ended 5 s before the last old pod stopped"
+    signalled = {**load(1000, first_answer=T0 + 1195, seconds=117.0), "stopped_by": "signal"}
+    ended_by_the_role = {**long_stop, "result": signalled}
+    assert _rows(_with(rollout=ended_by_the_role))["infer.rollout"]["verdict"] == "pass"
+
+
 def test_without_a_training_team_the_isolation_row_is_skipped() -> None:
     row = _rows(_with(isolation={"skipped": "no training team"}))["infer.isolation"]
     assert (row["verdict"], row["reason"]) == ("skip", "no training team")
