@@ -113,6 +113,8 @@ def test_site_builds_a_labelled_validated_cluster(
     code, second = json_run(["run", "site", "-i", inventory], capsys)
     assert code == 0, second
     assert [h for h in second["hosts"] if h["changed"]] == [], second
+    # Every prepare stamp held: validate reuses preflight's reading of this run.
+    assert _validation_reused(Path(second["artifact_dir"])) == {"lab-w1": True, "lab-w2": True}
     _assert_a_hand_edit_is_put_back(inventory, capsys)
 
     _assert_inventory_label_added_then_removed(core, inventory, capsys)
@@ -199,16 +201,30 @@ def _assert_labels_and_taints_from_the_facts(core: Any) -> None:
 
 def _assert_a_hand_edit_is_put_back(inventory: str, capsys: pytest.CaptureFixture[str]) -> None:
     """A converged re-run skips os_tuning on its converge stamp; a managed file edited by hand
-    makes the stamp fail on that host only, and the role puts the file back."""
+    makes the stamp fail on that host only, the role puts the file back, and validate reads
+    that node again."""
     sysctls = "/etc/sysctl.d/90-gpurack.conf"
     before = ssh("lab-w1", f"cat {sysctls}").stdout
     assert ssh("lab-w1", f"echo 'vm.max_map_count = 1' >> {sysctls}").returncode == 0
-    code, fixed = json_run(
-        ["run", "prepare", "-i", inventory, "-l", "lab-w1,lab-w2", "-t", "os_tuning"], capsys
-    )
+    code, fixed = json_run(["run", "site", "-i", inventory, "-l", "lab-w1,lab-w2"], capsys)
     assert code == 0, fixed
     assert {h["host"]: h["changed"] for h in fixed["hosts"]} == {"lab-w1": 1, "lab-w2": 0}, fixed
     assert ssh("lab-w1", f"cat {sysctls}").stdout == before
+    # os_tuning ran on lab-w1, so validate reads that node again; lab-w2 is as preflight read it.
+    assert _validation_reused(Path(fixed["artifact_dir"])) == {"lab-w1": False, "lab-w2": True}
+
+
+def _validation_reused(artifact_dir: Path) -> dict[str, bool]:
+    """Per host, whether a run's validate play reused preflight's reading (roles/validation)."""
+    reused: dict[str, bool] = {}
+    for event in job_events(artifact_dir):
+        data = event.get("event_data") or {}
+        if (
+            event.get("event") == "runner_on_ok"
+            and data.get("task") == "Decide whether the node must be read again"
+        ):
+            reused[str(data["host"])] = bool(data["res"]["ansible_facts"]["__validation_reuse"])
+    return reused
 
 
 def _assert_inventory_label_added_then_removed(

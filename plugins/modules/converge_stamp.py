@@ -89,9 +89,14 @@ reasons:
   elements: str
   sample: ["/etc/sysctl.d/90-gpurack.conf: file 0644 0:0 1f2e... -> absent"]
 ansible_facts:
-  description: The facts recorded with the stamp, while it holds.
-  returned: when the stamp holds
+  description:
+    - The facts recorded with the stamp, while it holds.
+    - Always C(gpurack_converged_<name>), whether the role may skip its tasks in this run (C(true) only
+      when the stamp holds; C(false) once it is recorded, since the role has just run them). The
+      validation role reads it to reuse preflight's reading of a host no role changed (docs/performance.md).
+  returned: always
   type: dict
+  sample: {gpurack_converged_os_tuning: true, os_tuning_reboot_pending: false}
 """
 
 import glob
@@ -203,17 +208,19 @@ def main() -> None:
         state = live_state(module, probe)
     except OSError as exc:
         module.fail_json(msg=f"could not read the live state: {exc}")
+    # Whether the role may skip its tasks in this run, for the validation role (RETURN).
+    converged = f"gpurack_converged_{params['name']}"
+    stamp = os.fspath(path)
     if params["state"] == "recorded":
         if not module.check_mode:
             save(path, Stamp(inputs=inputs, state=state, facts=params["facts"]))
-        module.exit_json(changed=False, holds=False, reasons=[], stamp=os.fspath(path))
+        just_ran = {converged: False}  # the role has just run its tasks
+        module.exit_json(changed=False, holds=False, reasons=[], stamp=stamp, ansible_facts=just_ran)
     recorded = load(path)
     reasons = differences(recorded, inputs, state)
-    if recorded is None or reasons:
-        module.exit_json(changed=False, holds=False, reasons=reasons, stamp=os.fspath(path))
-    else:
-        facts = dict(recorded.facts)
-        module.exit_json(changed=False, holds=True, reasons=[], stamp=os.fspath(path), ansible_facts=facts)
+    holds = recorded is not None and not reasons
+    facts = {**recorded.facts, converged: True} if recorded is not None and holds else {converged: False}
+    module.exit_json(changed=False, holds=holds, reasons=reasons, stamp=stamp, ansible_facts=facts)
 
 
 if __name__ == "__main__":

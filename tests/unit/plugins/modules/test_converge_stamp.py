@@ -31,19 +31,22 @@ def test_a_recorded_stamp_holds_until_a_managed_file_changes(
     managed.write_text("vm.max_map_count = 1048576\n")
     first = _run(monkeypatch, capsys, tmp_path)
     assert (first["holds"], first["reasons"], first["changed"]) == (False, ["no stamp recorded yet"], False)
+    assert first["ansible_facts"] == {"gpurack_converged_os_tuning": False}
     facts = {"os_tuning_reboot_pending": False, "os_tuning_reboot_reasons": []}
     recorded = _run(monkeypatch, capsys, tmp_path, state="recorded", facts=facts)
     assert recorded["changed"] is False
+    assert recorded["ansible_facts"] == {"gpurack_converged_os_tuning": False}  # the role just ran
     stamp = json.loads((tmp_path / "stamps" / "os_tuning.json").read_text())
     assert set(stamp["state"]) == {f"path {managed}"}  # the glob's one match, probed once
     held = _run(monkeypatch, capsys, tmp_path)
-    assert (held["holds"], held["reasons"], held["ansible_facts"]) == (True, [], facts)
+    assert (held["holds"], held["reasons"]) == (True, [])
+    assert held["ansible_facts"] == {**facts, "gpurack_converged_os_tuning": True}
 
     managed.write_text("vm.max_map_count = 1\n")
     drifted = _run(monkeypatch, capsys, tmp_path)
     assert drifted["holds"] is False
     assert [reason.split(":")[0] for reason in drifted["reasons"]] == [f"path {managed}"]
-    assert "ansible_facts" not in drifted or drifted["ansible_facts"] == {}
+    assert drifted["ansible_facts"] == {"gpurack_converged_os_tuning": False}  # none of the stamp's
 
     managed.write_text("vm.max_map_count = 1048576\n")
     assert _run(monkeypatch, capsys, tmp_path)["holds"] is True
