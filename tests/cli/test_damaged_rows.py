@@ -116,6 +116,7 @@ READERS = {
     "show-json": ("inventory", "show", HOST, "--json"),
     "history": ("inventory", "history", HOST),
     "diff": ("inventory", "diff", HOST),
+    "diff-all": ("inventory", "diff", "--all"),
     "outliers": ("inventory", "outliers"),
     "export-csv": ("inventory", "export", "--format", "csv"),
     "export-json": ("inventory", "export", "--format", "json"),

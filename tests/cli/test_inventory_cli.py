@@ -72,6 +72,50 @@ def test_inventory_diff_json_from_to(capsys: pytest.CaptureFixture[str], db_url:
     assert [d["kind"] for d in data["drift"]] == ["gpu_swapped", "pcie_upgraded", "verdict_changed"]
 
 
+def test_inventory_diff_all_prints_only_the_hosts_that_drifted(
+    capsys: pytest.CaptureFixture[str], db_url: str
+) -> None:
+    code, out, err = _run(capsys, "inventory", "diff", "--all", "--db", db_url)
+    assert (code, err) == (ExitCode.OK, "")
+    assert out.splitlines() == [
+        "gpu01: run 1 -> run 2: 3 changes",
+        "  - GPU 3 (0000:3b:00.0) was swapped: serial 1654924064280 -> 1654924064999",
+        "  - GPU 5 (0000:9b:00.0) PCIe link downgraded: Gen5 x16 -> Gen5 x8",
+        "  - Check gpu.pcie on gpu5: pass -> fail",
+        "1 of 2 hosts drifted",
+    ]
+
+
+def test_inventory_diff_all_json_lists_each_hosts_diff_json(
+    capsys: pytest.CaptureFixture[str], db_url: str
+) -> None:
+    code, out, _ = _run(capsys, "inventory", "diff", "--all", "--json", "--db", db_url)
+    assert code == ExitCode.OK
+    each = [
+        json.loads(_run(capsys, "inventory", "diff", h, "--json", "--db", db_url)[1])
+        for h in ("gpu01", "gpu02")
+    ]
+    assert json.loads(out) == each
+    assert [len(host["drift"]) for host in each] == [3, 0]
+
+
+@pytest.mark.parametrize(
+    ("argv", "problem"),
+    [
+        ((), "a HOST or --all is required"),
+        (("gpu01", "--all"), "give a HOST or --all, not both"),
+        (("--all", "--from", "1"), "--from and --to compare the runs of one HOST, not --all"),
+        (("--all", "--to", "2"), "--from and --to compare the runs of one HOST, not --all"),
+    ],
+)
+def test_inventory_diff_needs_exactly_one_of_host_and_all(
+    capsys: pytest.CaptureFixture[str], db_url: str, argv: tuple[str, ...], problem: str
+) -> None:
+    code, out, err = _run(capsys, "inventory", "diff", *argv, "--db", db_url)
+    assert (code, out) == (ExitCode.USAGE, "")
+    assert err == f"gpurack: {problem} (see 'gpurack inventory diff --help')\n"
+
+
 def test_inventory_list_show_history_text_and_json(capsys: pytest.CaptureFixture[str], db_url: str) -> None:
     code, out, _ = _run(capsys, "inventory", "list", "--db", db_url)
     assert code == ExitCode.OK

@@ -54,13 +54,8 @@ def register(subparsers: Subparsers) -> None:
     history.add_argument("host")
     history.set_defaults(handler=handle_history)
 
-    diff = verbs.add_parser("diff", parents=[common], help="what changed on a node between two runs")
-    diff.add_argument("host")
-    diff.add_argument(
-        "--from", dest="from_run", type=int, metavar="RUN", help="older run (default: the one before)"
-    )
-    diff.add_argument("--to", dest="to_run", type=int, metavar="RUN", help="newer run (default: the latest)")
-    diff.set_defaults(handler=handle_diff)
+    diff = verbs.add_parser("diff", parents=[common], help="what changed on a node (or on each) between runs")
+    _diff_arguments(diff)
 
     outliers = verbs.add_parser(
         "outliers", parents=[common], help="nodes that differ from most of their pool (exit 1 if any)"
@@ -73,6 +68,19 @@ def register(subparsers: Subparsers) -> None:
     export.add_argument("--output", "-o", type=Path, metavar="FILE", help="write to FILE instead of stdout")
     export.add_argument("--force", action="store_true", help="replace FILE if it is already there")
     export.set_defaults(handler=handle_export)
+
+
+def _diff_arguments(diff: argparse.ArgumentParser) -> None:
+    """HOST or --all, and the runs to compare."""
+    diff.add_argument("host", nargs="?", help="the node (or --all)")
+    diff.add_argument(
+        "--all", action="store_true", help="every node's last two runs; print those that drifted"
+    )
+    diff.add_argument(
+        "--from", dest="from_run", type=int, metavar="RUN", help="older run (default: the one before)"
+    )
+    diff.add_argument("--to", dest="to_run", type=int, metavar="RUN", help="newer run (default: the latest)")
+    diff.set_defaults(handler=handle_diff)
 
 
 def _store(args: argparse.Namespace) -> Store:
@@ -153,7 +161,7 @@ def _print_history(args: argparse.Namespace, entries: Sequence[HistoryEntry]) ->
 
 
 def comparison_json(comparison: Comparison) -> dict[str, Any]:
-    """The machine form of `gpurack inventory diff --json`."""
+    """The machine form of `gpurack inventory diff --json` (a list of these with --all)."""
     return {
         "host": comparison.host,
         "from_run": comparison.from_run,
@@ -165,7 +173,10 @@ def comparison_json(comparison: Comparison) -> dict[str, Any]:
 
 
 def handle_diff(args: argparse.Namespace) -> int:
-    """Run `gpurack inventory diff HOST`; exit 0 whether or not something changed."""
+    """Run `gpurack inventory diff HOST|--all`; exit 0 whether or not something changed."""
+    _check_diff_target(args)
+    if args.all:
+        return _diff_all(args)
     with _store(args) as store:
         comparison = store.compare(args.host, args.from_run, args.to_run)
     if args.json:
@@ -173,6 +184,28 @@ def handle_diff(args: argparse.Namespace) -> int:
     else:
         render.comparison(comparison)
     return ExitCode.OK
+
+
+def _diff_all(args: argparse.Namespace) -> int:
+    """`gpurack inventory diff --all`: every host in one read; the text names only those that drifted."""
+    with _store(args) as store:
+        found = store.compare_all()
+    if args.json:
+        render.json_out([comparison_json(c) for c in found])
+    else:
+        render.comparisons(found)
+    return ExitCode.OK
+
+
+def _check_diff_target(args: argparse.Namespace) -> None:
+    """Exactly one of HOST and --all; --from/--to only with a HOST (usage errors, exit 64)."""
+    see = "(see 'gpurack inventory diff --help')"
+    if args.all and args.host is not None:
+        raise UsageError(f"give a HOST or --all, not both {see}")
+    if not args.all and args.host is None:
+        raise UsageError(f"a HOST or --all is required {see}")
+    if args.all and (args.from_run is not None or args.to_run is not None):
+        raise UsageError(f"--from and --to compare the runs of one HOST, not --all {see}")
 
 
 def homogeneity_json(report: Homogeneity) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from gpurack.db.engine import (
 )
 from gpurack.db.failures import DEFAULT_WAIT_S, WAIT_ENV
 from gpurack.db.models import Base
+from gpurack.db.pairs import Pair
 from gpurack.db.repository import Repository
 from gpurack.db.urls import DEFAULT_DB, database_url, mask
 
@@ -27,6 +28,7 @@ __all__ = [
     "WAIT_ENV",
     "Base",
     "Database",
+    "Pair",
     "Repository",
     "check_settings",
     "connect",

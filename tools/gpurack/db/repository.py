@@ -19,6 +19,7 @@ from gpurack.db.models import (
     Snapshot,
     SwitchLink,
 )
+from gpurack.db.pairs import Choose, ChosenRuns, read_chosen
 from gpurack.db.states import load_states
 from gpurack.db.views import (
     acceptance_view,
@@ -207,6 +208,12 @@ class Repository:
                 check_entity(link)
                 out[link.run_id].append(LinkRecord(link.nic, link.switch, link.port, link.neighbor))
         return {run_id: out[run_id] for run_id in run_ids}
+
+    def chosen_runs(self, choose: Choose) -> list[ChosenRuns]:
+        """Every node with a snapshot or a fabric run, by host name, with the runs `choose` picks
+        and what they hold, read in one session (gpurack.db.pairs)."""
+        with self.database.reading() as session:
+            return read_chosen(session, choose)
 
     def snapshot(self, snapshot_id: int) -> SnapshotView:
         """One snapshot with its node, run and check results."""

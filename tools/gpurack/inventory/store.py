@@ -17,6 +17,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.results import V
 from gpurack import db, drift, hoststate
 from gpurack.drift import Drift
 from gpurack.errors import UsageError
+from gpurack.hoststate import HostState
 from gpurack.inventory.export import export_csv, export_json
 from gpurack.records import (
     AcceptanceRecord,
@@ -34,6 +35,7 @@ from gpurack.records import (
 )
 
 ExportFormat = Literal["json", "csv"]
+Pair = db.Pair  # (older run, newer run) to compare; None where there is none
 
 
 def snapshot_verdict(results: Sequence[Mapping[str, Any]]) -> str | None:
@@ -203,15 +205,26 @@ class Store:
                     f"host {host!r} has no snapshot in run {given} (runs: {', '.join(map(str, known))})"
                 )
         before, after = _snapshot_pair(list(by_run), from_run, to_run)
-        drifts: list[Drift] = []
+        states: dict[int, HostState] = {}
         if before is not None and after is not None:
-            states = self._repo.states([by_run[before], by_run[after]])
-            drifts = drift.diff(states[by_run[before]], states[by_run[after]])
+            by_snapshot = self._repo.states([by_run[before], by_run[after]])
+            states = {run: by_snapshot[by_run[run]] for run in (before, after)}
         link_from, link_to = _fabric_pair(fabric, from_run, to_run)
+        links: Mapping[int, Sequence[LinkRecord]] = {}
         if link_from is not None and link_to is not None:
             links = self._repo.links(host, [link_from, link_to])
-            drifts.extend(drift.diff_links(links[link_from], links[link_to]))
-        return Comparison(host, before, after, tuple(drifts), link_from, link_to)
+        return _comparison(host, (before, after), states, (link_from, link_to), links)
+
+    def compare_all(self) -> list[Comparison]:
+        """`compare(host)` of every host with snapshots or fabric runs, by host name, in one read.
+
+        Each host's default pairs (its last two snapshots and last two fabric runs); a node
+        with neither (a patched host never seen) is left out, where `compare()` refuses it.
+        """
+        chosen = self._repo.chosen_runs(
+            lambda runs, fabric: (_snapshot_pair(runs, None, None), _fabric_pair(fabric, None, None))
+        )
+        return [_comparison(c.host, c.snapshots, c.states, c.fabric, c.links) for c in chosen]
 
     def diff(self, host: str, from_run: int | None = None, to_run: int | None = None) -> list[Drift]:
         """The drift items of `compare()`."""
@@ -231,9 +244,25 @@ def _once(hosts: Sequence[str], problem: str) -> None:
         raise UsageError(f"cannot record run: {problem}: {', '.join(twice)}")
 
 
-def _snapshot_pair(
-    runs: list[int], from_run: int | None, to_run: int | None
-) -> tuple[int | None, int | None]:
+def _comparison(
+    host: str,
+    snapshots: Pair,
+    states: Mapping[int, HostState],
+    fabric: Pair,
+    links: Mapping[int, Sequence[LinkRecord]],
+) -> Comparison:
+    """The drift of `host` between the chosen runs, from the states and links of each, by run id."""
+    before, after = snapshots
+    drifts: list[Drift] = []
+    if before is not None and after is not None:
+        drifts = drift.diff(states[before], states[after])
+    link_from, link_to = fabric
+    if link_from is not None and link_to is not None:
+        drifts.extend(drift.diff_links(links[link_from], links[link_to]))
+    return Comparison(host, before, after, tuple(drifts), link_from, link_to)
+
+
+def _snapshot_pair(runs: list[int], from_run: int | None, to_run: int | None) -> Pair:
     """The snapshot runs to compare: a given run without a snapshot (a fabric run) compares nothing."""
     after = to_run if to_run is not None else (runs[-1] if runs else None)
     if after is None or after not in runs:
@@ -244,9 +273,7 @@ def _snapshot_pair(
     return (from_run if from_run in runs else None), after
 
 
-def _fabric_pair(
-    fabric: list[int], from_run: int | None, to_run: int | None
-) -> tuple[int | None, int | None]:
+def _fabric_pair(fabric: list[int], from_run: int | None, to_run: int | None) -> Pair:
     """The fabric runs to compare: the last two, or the latest at or before each given run."""
     if from_run is None and to_run is None:
         return (fabric[-2] if len(fabric) > 1 else None), (fabric[-1] if fabric else None)

@@ -22,7 +22,7 @@ from gpurack.render.console import (
 from gpurack.render.fabric import fabric_report
 from gpurack.render.facts import facts_tables
 from gpurack.render.homogeneity import outliers
-from gpurack.render.inventory import comparison, history_table, node_list, snapshot_view
+from gpurack.render.inventory import comparison, comparisons, history_table, node_list, snapshot_view
 from gpurack.render.queue import queue_status
 from gpurack.render.results import results_markdown, results_table, sort_results
 from gpurack.render.run import capture_summary, patch_outcomes, run_recap, task_event
@@ -36,6 +36,7 @@ __all__ = [
     "acceptance_report",
     "capture_summary",
     "comparison",
+    "comparisons",
     "error",
     "fabric_report",
     "facts_tables",

@@ -1,4 +1,4 @@
-"""`gpurack inventory` as tables: the node list, one snapshot, a node's history, its drift."""
+"""`gpurack inventory` as tables: the node list, one snapshot, a node's history, drift of one or all."""
 
 from __future__ import annotations
 
@@ -151,7 +151,19 @@ def history_table(host: str, entries: Sequence[HistoryEntry]) -> None:
 
 def comparison(result: Comparison) -> None:
     """What drifted on a host between two runs (and two fabric runs), one sentence per change."""
+    _print_comparison(_console(), result)
+
+
+def comparisons(results: Sequence[Comparison]) -> None:
+    """The hosts of `results` that drifted, one block each as `comparison()` prints it, then a count."""
     console = _console()
+    drifted = [result for result in results if result.drifts]
+    for result in drifted:
+        _print_comparison(console, result)
+    console.print(f"{len(drifted)} of {plural(len(results), 'host')} drifted")
+
+
+def _print_comparison(console: Console, result: Comparison) -> None:
     spans = []
     if result.to_run is not None:
         if result.from_run is None:
