@@ -16,7 +16,7 @@ LAB_PROFILES ?= --profile hgx-h100x8-ib --profile h200x1
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: help setup run lab-down validate-local lab-k8s lab-k8s-verify lab-images lab-k8s-test lab-e2e test lint sanity unit fuzz install-check molecule molecule-default molecule-raid0 bench-molecule bench-lab bench-lab-k8s bench-patch bench-scale bench-inventory bench-fabric clean
+.PHONY: help setup run lab-down validate-local lab-k8s lab-k8s-verify lab-images lab-k8s-test lab-e2e test lint sanity unit fuzz install-check molecule molecule-default molecule-raid0 bench-molecule bench-lab bench-lab-k8s bench-patch bench-scale bench-inventory bench-fabric bench-kwok clean
 
 help: ## List targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -136,6 +136,11 @@ bench-inventory: setup ## Record 1,000 synthetic nodes and diff them all, printi
 
 bench-fabric: setup ## Print the wall time of one `gpurack fabric check` over 8 lab switches of 64 ports
 	$(BIN)/python lab/benchmarks/bench_fabric.py
+
+# Processes on loopback only (etcd, kube-apiserver, kwok, Kueue): no Docker, so it runs beside a lab.
+bench-kwok: lab-k8s ## Print the label reconcile of 1,000 kwok GPU Nodes by k8s_nodes_metadata (cold, warm; goals 60 s, 10 s), their registration and Ready times, and Kueue's admission of 2,000 4-GPU Jobs
+	lab/k8s-build/build.sh --only kwok
+	$(BIN)/python lab/benchmarks/bench_kwok.py --kueue
 
 lab-k8s: setup ## Build Kubernetes v1.36.3, etcd, containerd, runc, CNI, crictl, CoreDNS, Kueue, kube-router and images offline (cached; helm and kube-network-policies only by `lab/k8s-build/build.sh --only NAME`)
 	lab/k8s-build/build.sh

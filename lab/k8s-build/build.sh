@@ -2,7 +2,7 @@
 # Offline Kubernetes for the gpurack lab: build the Kubernetes, etcd, containerd, runc,
 # crictl, CNI plugin, helm, CoreDNS, Kueue, controller-gen and kube-network-policies binaries
 # (and, stamped on their own inputs, the lab's tools, its object store, versitygw, and
-# prometheus-adapter)
+# prometheus-adapter; kwok on request)
 # from the Go module proxy at the versions pinned in versions.env, make the images as OCI
 # archives that `ctr -n k8s.io images import` loads without any registry, and write the
 # Kueue and kube-network-policies install manifests (manifests.py) into <hash>/manifests/.
@@ -132,6 +132,9 @@ RECIPE=(
 #   nvidia-ctk, nvidia-cdi-hook: NVIDIA's container toolkit, to write and apply a CDI spec
 #   prometheus-adapter: the inference HPA's custom metrics API, as its Makefile builds
 #     ./cmd/adapter (CGO off, no version ldflags)
+#   kwok: fake Nodes kept Ready by one process, for the 1,000-node benchmark
+#     (lab/benchmarks/bench_kwok.py); as its hack/releases.sh builds ./cmd/kwok (CGO off,
+#     consts.Version = the tag)
 NETCHECK_VERSION=v1
 S3PROBE_VERSION=v1
 LAB_TOOLS=(
@@ -144,6 +147,7 @@ LAB_TOOLS=(
   "nvidia-ctk|nvidia-container-toolkit|1||-s -w -X github.com/NVIDIA/nvidia-container-toolkit/internal/info.version=$NVCT_VERSION|github.com/NVIDIA/nvidia-container-toolkit/cmd/nvidia-ctk"
   "nvidia-cdi-hook|nvidia-container-toolkit|1||-s -w -X github.com/NVIDIA/nvidia-container-toolkit/internal/info.version=$NVCT_VERSION|github.com/NVIDIA/nvidia-container-toolkit/cmd/nvidia-cdi-hook"
   "prometheus-adapter|prometheus-adapter|0||-s -w|sigs.k8s.io/prometheus-adapter/cmd/adapter"
+  "kwok|kwok|0||-s -w -X sigs.k8s.io/kwok/pkg/consts.Version=$KWOK_VERSION|sigs.k8s.io/kwok/cmd/kwok"
 )
 OPTIONAL=" coredns etcdctl "
 # Built only when named (`--only kube-network-policies`): kube-network-policies (about 5 min
@@ -154,7 +158,8 @@ OPTIONAL=" coredns etcdctl "
 # NVIDIA's device plugin, GPU feature discovery and container toolkit are for a real GPU node
 # only (docs/gpu-node.md): `build.sh --only nvidia-device-plugin gpu-feature-discovery
 # nvidia-ctk nvidia-cdi-hook`; the CPU lab and `make test` never run them.
-ON_REQUEST=" kube-network-policies image:kube-network-policies nvidia-device-plugin gpu-feature-discovery nvidia-ctk nvidia-cdi-hook "
+# kwok is for `make bench-kwok` only (`build.sh --only kwok`), never for `make test`.
+ON_REQUEST=" kube-network-policies image:kube-network-policies nvidia-device-plugin gpu-feature-discovery nvidia-ctk nvidia-cdi-hook kwok "
 # Linked against the C library dynamically, as NVIDIA builds them: they dlopen libnvidia-ml.so,
 # which needs the host's own glibc (a static glibc cannot load it safely). They run on a GPU
 # node's OS (Ubuntu 24.04's glibc 2.39 runs what Debian 12's 2.36 links), never in the lab.
@@ -260,6 +265,7 @@ update() {
      [nvidia-device-plugin]="github.com/NVIDIA/k8s-device-plugin $NVDP_VERSION"
      [nvidia-container-toolkit]="github.com/NVIDIA/nvidia-container-toolkit $NVCT_VERSION"
      [prometheus-adapter]="sigs.k8s.io/prometheus-adapter $PROMETHEUS_ADAPTER_VERSION"
+     [kwok]="sigs.k8s.io/kwok $KWOK_VERSION"
    )
    for dir in "${!up[@]}"; do
      (( $# == 0 )) || [[ " $* " == *" $dir "* ]] || continue
@@ -414,6 +420,21 @@ copy_device_plugin_chart() {
   cp -r "$chart" "$OUT/charts/" && chmod -R u+w "$OUT/charts/nvidia-device-plugin"
 }
 
+# kwok's Stages, which its binary needs as --config (kwokctl embeds them; kwok alone has none):
+# node-initialize, the node heartbeat with a Lease and the fast pod stages of its kustomize/stage,
+# into <hash>/manifests/kwok-stages.yaml (rewritten only when they differ).
+KWOK_STAGES="node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heartbeat-with-lease.yaml
+  pod/fast/pod-ready.yaml pod/fast/pod-complete.yaml pod/fast/pod-delete.yaml"
+copy_kwok_stages() {
+  local stage out="$OUT/manifests/kwok-stages.yaml" f
+  stage=$(module_dir kwok sigs.k8s.io/kwok)/kustomize/stage || return 1
+  for f in $KWOK_STAGES; do
+    [[ -f $stage/$f ]] || { echo "== kwok: no stage $f in $stage" >>"$OUT/FAILED.txt"; return 1; }
+    printf -- '---\n'; cat "$stage/$f"
+  done >"$out.new"
+  if cmp -s "$out.new" "$out"; then rm -f "$out.new"; else mv -f "$out.new" "$out"; fi
+}
+
 module_dir() {  # wrapper-dir module: the module's (read-only) directory in GOMODCACHE
   (cd "$HERE/$1" && go list -m -f '{{.Dir}}' "$2")
 }
@@ -560,6 +581,7 @@ for line in "${IMAGES[@]}"; do
   build_image "$line" || { [[ $name == coredns ]] || failed_required=1; }
 done
 if want nvdp-config; then copy_device_plugin_chart || failed_required=1; fi
+if want kwok; then copy_kwok_stages || failed_required=1; fi
 ORDER+=(manifests)
 if want manifests || want kueue || want kube-router; then build_manifests || failed_required=1; fi
 if want kube-network-policies; then build_network_policies_manifest || failed_required=1; fi

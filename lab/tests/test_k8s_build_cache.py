@@ -30,17 +30,22 @@ def test_cache_dir_is_the_same_from_another_folder(tmp_path: Path) -> None:
     assert _print_dir(moved) == _print_dir(BUILD)
 
 
-def test_a_stamped_components_inputs_never_move_the_cache(tmp_path: Path) -> None:
-    """prometheus-adapter (like versitygw) is stamped on its own version and wrapper module: a
-    bump rebuilds it alone, never the rest (a new <hash> is a cold build of everything)."""
+@pytest.mark.parametrize(
+    ("variable", "wrapper"), [("PROMETHEUS_ADAPTER_VERSION", "prometheus-adapter"), ("KWOK_VERSION", "kwok")]
+)
+def test_a_stamped_components_inputs_never_move_the_cache(
+    tmp_path: Path, variable: str, wrapper: str
+) -> None:
+    """prometheus-adapter and kwok (like versitygw) are stamped on their own version and wrapper
+    module: a bump rebuilds that one alone, never the rest (a new <hash> is a cold build of everything)."""
     moved = tmp_path / "k8s-build"
     shutil.copytree(BUILD, moved)
     versions = moved / "versions.env"
     text = versions.read_text()
-    bumped = re.sub(r"^PROMETHEUS_ADAPTER_VERSION=.*$", "PROMETHEUS_ADAPTER_VERSION=v9.9.9", text, flags=re.M)
+    bumped = re.sub(rf"^{variable}=.*$", f"{variable}=v9.9.9", text, flags=re.M)
     assert bumped != text
     versions.write_text(bumped)
-    (moved / "prometheus-adapter" / "go.mod").write_text("module gpurack.lab/k8s-build/prometheus-adapter\n")
+    (moved / wrapper / "go.mod").write_text(f"module gpurack.lab/k8s-build/{wrapper}\n")
     assert _print_dir(moved) == _print_dir(BUILD)
     # A version of the recipe's components does move it.
     versions.write_text(re.sub(r"^KUEUE_VERSION=.*$", "KUEUE_VERSION=v9.9.9", text, flags=re.M))

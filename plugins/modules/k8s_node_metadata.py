@@ -124,6 +124,15 @@ node:
   returned: always
   type: str
   sample: gpu01
+ansible_facts:
+  description:
+    - C(gpurack_node_metadata_changed=true) on the host the task runs for (also when delegated),
+      when its labels, taints or annotations changed (or would, in check mode). The validation
+      role then reads the node again rather than reuse preflight's reading, since a label such
+      as C(nvidia.com/mig.config) may have the GPU Operator repartition the GPUs.
+  returned: when the labels, taints or annotations changed
+  type: dict
+  sample: {gpurack_node_metadata_changed: true}
 labels:
   description: All labels of the Node after the change (or, in check mode, as they would be).
   returned: success
@@ -164,34 +173,24 @@ diff:
 
 import traceback
 from datetime import datetime, timezone
-from types import ModuleType
 from typing import Any
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.labels import PREFIX
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.node import (
     ConditionPlan,
+    ConflictError,
+    Desired,
+    KubeconfigError,
+    Synced,
     api_error_text,
     conditions_from_node,
+    core_v1,
     desired_errors,
-    metadata_from_node,
-    node_metadata,
-    plan,
+    missing_node_text,
     plan_condition,
+    sync_metadata,
 )
-
-
-def _kubernetes(module: AnsibleModule) -> tuple[ModuleType, ModuleType]:
-    # Imported here so that the documentation and the argument checks work without the client.
-    try:
-        import kubernetes  # noqa: PLC0415
-        import kubernetes.client  # noqa: PLC0415
-        import kubernetes.config  # noqa: PLC0415
-        import urllib3  # noqa: PLC0415  (a dependency of kubernetes)
-    except ImportError:
-        module.fail_json(msg=missing_required_lib("kubernetes"), exception=traceback.format_exc())
-    return kubernetes, urllib3
-
 
 ARGUMENT_SPEC: dict[str, Any] = {
     "kubeconfig": {"type": "path", "required": True},
@@ -213,15 +212,14 @@ class _NodeApi:
         self.module = module
         self.name, self.kubeconfig = module.params["name"], module.params["kubeconfig"]
         self.where = f"node {self.name} (kubeconfig {self.kubeconfig})"
-        k8s, self.urllib3 = _kubernetes(module)
-        self.api_exception = k8s.client.exceptions.ApiException
         try:
-            self.client = k8s.config.new_client_from_config(
-                config_file=self.kubeconfig, context=module.params["context"]
-            )
-        except (k8s.config.ConfigException, OSError, ValueError) as exc:
-            module.fail_json(msg=f"Could not load kubeconfig {self.kubeconfig}: {exc}")
-        self.api = k8s.client.CoreV1Api(self.client)
+            kube = core_v1(self.kubeconfig, module.params["context"])
+        except ImportError:
+            module.fail_json(msg=missing_required_lib("kubernetes"), exception=traceback.format_exc())
+        except KubeconfigError as exc:
+            module.fail_json(msg=str(exc))
+        self.client, self.api = kube.api_client, kube.core
+        self.api_exception, self.http_error = kube.api_exception, kube.http_error
 
     def call(self, doing: str, request: Any, *args: Any, conflict_ok: bool = False) -> dict[str, Any] | None:
         """The Node the API returns as a dict; None on a 409 when `conflict_ok`."""
@@ -229,11 +227,7 @@ class _NodeApi:
             node: dict[str, Any] = self.client.sanitize_for_serialization(request(self.name, *args))
         except self.api_exception as exc:
             if exc.status == 404:
-                self.module.fail_json(
-                    msg=f"Node {self.name} is not in the cluster (kubeconfig {self.kubeconfig}): "
-                    "join it first (playbooks/join.yml).",
-                    status=404,
-                )
+                self.module.fail_json(msg=missing_node_text(self.name, self.kubeconfig), status=404)
             if exc.status == 409 and conflict_ok:
                 return None
             self.module.fail_json(
@@ -241,41 +235,27 @@ class _NodeApi:
                 status=exc.status,
                 reason=exc.reason,
             )
-        except self.urllib3.exceptions.HTTPError as exc:
+        except self.http_error as exc:
             self.module.fail_json(msg=f"Could not reach the API server to {doing} {self.where}: {exc}")
         return node
 
 
-def _reconcile(module: AnsibleModule, nodes: _NodeApi) -> tuple[Any, Any, dict[str, Any]]:
-    """Read, plan and patch the labels, taints and annotations until a patch lands (or check mode).
-
-    Returns the plan, the metadata after it and the Node as last read.
-    """
+def _reconcile(module: AnsibleModule, nodes: _NodeApi) -> Synced:
+    """Read, plan and patch the labels, taints and annotations until a patch lands (or check mode)."""
     p = module.params
-    attempts = max(p["retries"], 0) + 1
-    for attempt in range(1, attempts + 1):
-        node = nodes.call("read", nodes.api.read_node) or {}
-        steps = plan(
-            metadata_from_node(node), p["labels"], p["taints"], p["validation"], p["validation_reason"]
+    desired = Desired(p["labels"], p["taints"], p["validation"], p["validation_reason"])
+    try:
+        return sync_metadata(
+            None,
+            desired,
+            read=lambda: nodes.call("read", nodes.api.read_node) or {},
+            patch=lambda body: nodes.call("patch", nodes.api.patch_node, body, conflict_ok=True),
+            check_mode=module.check_mode,
+            retries=p["retries"],
         )
-        if not steps.changed or module.check_mode:
-            return steps, steps.result, node
-        # patch_node sends a dict as a strategic merge patch. Node spec.taints has no patch
-        # strategy, so our full list replaces the old one. metadata.resourceVersion makes the
-        # API server refuse (409) a patch planned on a Node that changed since we read it: the
-        # node lifecycle controller edits taints too.
-        body = dict(steps.patch)
-        body["metadata"] = {
-            **steps.patch.get("metadata", {}),
-            "resourceVersion": node["metadata"]["resourceVersion"],
-        }
-        patched = nodes.call("patch", nodes.api.patch_node, body, conflict_ok=True)
-        if patched is not None:
-            return steps, node_metadata(metadata_from_node(patched)), node
-        if attempt == attempts:
-            why = f"it changed under us (409 Conflict) {attempts} times in a row"
-            module.fail_json(msg=f"Could not patch {nodes.where}: {why}", status=409)
-    raise AssertionError("unreachable: the last attempt returns or fails")  # pragma: no cover
+    except ConflictError as exc:
+        module.fail_json(msg=f"Could not patch {nodes.where}: {exc}", status=409)
+    raise AssertionError("unreachable: fail_json exits")  # pragma: no cover
 
 
 def main() -> None:
@@ -285,7 +265,8 @@ def main() -> None:
     if errors := desired_errors(p["labels"], p["taints"]):
         module.fail_json(msg=f"Invalid labels or taints for node {name}: " + "; ".join(errors), errors=errors)
     nodes = _NodeApi(module)
-    steps, after, node = _reconcile(module, nodes)
+    synced = _reconcile(module, nodes)
+    steps, after = synced.steps, synced.after
     result: dict[str, Any] = {
         "changed": steps.changed,
         "node": name,
@@ -296,13 +277,15 @@ def main() -> None:
     diff: dict[str, Any] = {"before_header": f"node/{name}", "after_header": f"node/{name}"}
     diff.update(before=steps.before, after=steps.after)
     if p["condition"]:
-        status = _sync_condition(module, nodes, node)
+        status = _sync_condition(module, nodes, synced.node)
         result["changed"] = steps.changed or status.changed
         result["condition"] = status.condition
         diff.update(
             before={**steps.before, "condition": status.before},
             after={**steps.after, "condition": status.after},
         )
+    if steps.changed:  # for the validation role: a label (nvidia.com/mig.config) may remake the GPUs
+        result["ansible_facts"] = {"gpurack_node_metadata_changed": True}
     if module._diff:
         result["diff"] = diff
     module.exit_json(**result)

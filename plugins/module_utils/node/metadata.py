@@ -118,8 +118,11 @@ def reason_text(reason: object) -> str:
 def desired_errors(labels: object, taints: object) -> list[str]:
     """Every problem with the desired labels and taints; [] when both are usable.
 
-    Restricted label keys (node-role.kubernetes.io/*) are allowed: the controller sets them.
+    Restricted label keys (node-role.kubernetes.io/*) are allowed: the controller sets them. A
+    label desired as None is one to leave as it is (see `plan`): only its key is checked.
     """
+    if isinstance(labels, Mapping):
+        labels = {k: "" if v is None else v for k, v in labels.items()}
     errors = label_errors(labels, allow_restricted=True)
     if not isinstance(taints, list):
         return [*errors, f"taints must be a list of {{key, value, effect}}, got {type(taints).__name__}"]

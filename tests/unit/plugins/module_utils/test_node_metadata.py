@@ -287,6 +287,12 @@ def test_desired_errors_allows_node_role_labels() -> None:
     assert desired_errors({"node-role.kubernetes.io/gpu": ""}, [RESERVED]) == []
 
 
+def test_desired_errors_null_label_value_checks_only_the_key() -> None:
+    # null: leave the label as it is (a cabled node the fabric read did not see), as plan does.
+    assert desired_errors({"network.topology.nvidia.com/leaf": None}, []) == []
+    assert desired_errors({"bad key!": None}, []) != []
+
+
 @pytest.mark.parametrize(
     ("raw", "expected"),
     [

@@ -159,8 +159,11 @@ def test_k8s_node_metadata_sets_labels_and_taints_then_unchanged(
     assert body["metadata"]["resourceVersion"] == "100"
     assert cluster.calls[0] == ("config", KUBECONFIG, None)
 
+    assert first["ansible_facts"] == {"gpurack_node_metadata_changed": True}  # validate reads again
+
     second = _run(monkeypatch, capsys, labels=LABELS, taints=TAINTS)
     assert second["changed"] is False
+    assert "ansible_facts" not in second  # an earlier change in the run is not taken back
     assert second["labels"] == first["labels"]
     assert _kinds(cluster) == ["read", "patch", "read"]
 
@@ -370,3 +373,14 @@ def test_k8s_node_metadata_condition_unknown_leaves_it(
     assert result["changed"] is False
     assert result["condition"] == mine
     assert _kinds(cluster) == ["read"]
+
+
+def test_k8s_node_metadata_null_label_is_left_as_it_is(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], cluster: Cluster
+) -> None:
+    # A cabled node whose leaf this run's fabric read did not see: its topology label stays.
+    cluster.nodes["gpu01"]["metadata"]["labels"]["network.topology.nvidia.com/leaf"] = "leaf7"
+    result = _run(monkeypatch, capsys, labels={"network.topology.nvidia.com/leaf": None})
+    assert "failed" not in result, result.get("msg")
+    assert result["labels"]["network.topology.nvidia.com/leaf"] == "leaf7"
+    assert result["annotations"] == {"gpurack.io/managed-labels": "network.topology.nvidia.com/leaf"}
