@@ -24,6 +24,12 @@ options:
     description: The stamp's name, usually the role's (C([a-z0-9_]+)).
     type: str
     required: true
+  role:
+    description:
+      - The role whose convergence the stamp says, for the fact C(gpurack_converged_<role>)
+        (RETURN); default O(name). A role with several stamps (container_runtime's with and
+        without the NVIDIA runtime) names itself here.
+    type: str
   state:
     description: C(checked) reads the stamp and the live state; C(recorded) writes them.
     type: str
@@ -91,7 +97,7 @@ reasons:
 ansible_facts:
   description:
     - The facts recorded with the stamp, while it holds.
-    - Always C(gpurack_converged_<name>), whether the role may skip its tasks in this run (C(true) only
+    - Always C(gpurack_converged_<role>), whether the role may skip its tasks in this run (C(true) only
       when the stamp holds; C(false) once it is recorded, since the role has just run them). The
       validation role reads it to reuse preflight's reading of a host no role changed (docs/performance.md).
   returned: always
@@ -187,6 +193,7 @@ def main() -> None:
     module = AnsibleModule(
         argument_spec={
             "name": {"type": "str", "required": True},
+            "role": {"type": "str"},
             "state": {"type": "str", "choices": ["checked", "recorded"], "default": "checked"},
             "inputs": {"type": "raw", "default": {}},
             "probe": {"type": "dict", "default": {}},
@@ -196,8 +203,9 @@ def main() -> None:
         supports_check_mode=True,
     )
     params: dict[str, Any] = module.params
-    if not _NAME.match(params["name"]):
-        module.fail_json(msg=f"name must match [a-z0-9_]+, got {params['name']!r}")
+    for option in ("name", "role"):
+        if params[option] is not None and not _NAME.match(params[option]):
+            module.fail_json(msg=f"{option} must match [a-z0-9_]+, got {params[option]!r}")
     try:
         probe = Probe.from_mapping(params["probe"])
     except ValueError as exc:
@@ -209,7 +217,7 @@ def main() -> None:
     except OSError as exc:
         module.fail_json(msg=f"could not read the live state: {exc}")
     # Whether the role may skip its tasks in this run, for the validation role (RETURN).
-    converged = f"gpurack_converged_{params['name']}"
+    converged = f"gpurack_converged_{params['role'] or params['name']}"
     stamp = os.fspath(path)
     if params["state"] == "recorded":
         if not module.check_mode:

@@ -113,7 +113,11 @@ def scaling_of(raw: Mapping[str, Any]) -> Scaling:
 def _uncovered(rollout: Mapping[str, Any], load: Mapping[str, Any]) -> Optional[float]:  # noqa: UP045
     """How long after the load's end the rollout's last old pod was still stopping: when the role
     saw it gone (`old_stopped`), else the rollout's end plus the preStop wait; <= 0 when the load
-    covered it all, None when unknown."""
+    covered it all, None when unknown. A load the role ended (SIGTERM, `stopped_by: signal`)
+    covered it: the role signals only once the last old pod is gone, so its times, from two
+    machines' clocks, are not compared."""
+    if load.get("stopped_by") == "signal":
+        return 0.0
     complete = api_time(rollout.get("complete"))
     stopped = api_time(rollout.get("old_stopped"))
     if stopped is None and complete is not None:

@@ -8,7 +8,7 @@ gpurack_inference_acceptance:       # group_vars/all/acceptance.yml; every key o
   concurrency: [1, 8]               # the two load levels: requests in flight at once
   requests: 400                     # per level, at most ...
   seconds: 60                       # ... and at most this long
-  rollout_s: 900                    # at most: the load through a rollout (ended once the last old pod stopped)
+  rollout_s: 900                    # at most: a rollout's load (ended once the last old pod stopped)
   baseline_per_1000: 0.02           # an API's price for 1,000 requests (the site's currency)
   thresholds:                       # a row without its threshold passes on its figure alone
     cold_start_s: 300               # at most: pod created to its first good answer

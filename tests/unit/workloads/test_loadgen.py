@@ -204,6 +204,23 @@ def test_sigterm_ends_the_run_early_and_still_prints_the_line(serve: Callable[..
     assert 8 <= line["requests"] <= server.count and line["failures"] == 0  # 2 cut off in flight
 
 
+def test_sigterm_while_waiting_for_the_server_gives_up_with_exit_2(serve: Callable[..., Server]) -> None:
+    server = serve(lambda _n: (503, b"starting"))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(LOADGEN), os.environ.get("PYTHONPATH", "")])}
+    argv = [sys.executable, "-m", "gpurack_loadgen", "--url", server.url, "--model", "m"]
+    with subprocess.Popen(
+        [*argv, "--concurrency", "1", "--seconds", "600", "--wait-ready", "600"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    ) as proc:  # fmt: skip
+        deadline = time.monotonic() + 30
+        while server.count < 2 and time.monotonic() < deadline:  # it is waiting: tries were refused
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+    assert (proc.returncode, out) == (2, "")
+    assert "stopped by SIGTERM before a good answer" in err
+
+
 def test_wait_ready_waits_for_the_first_good_answer_and_does_not_count_the_wait(
     serve: Callable[..., Server],
 ) -> None:

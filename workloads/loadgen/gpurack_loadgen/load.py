@@ -95,16 +95,31 @@ def _user_class(settings: Settings, budget: _Budget) -> type[FastHttpUser]:
     return EmbeddingsUser
 
 
+class _Stop:
+    """SIGTERM, from the start of the process's work: how a caller ends a load that must cover
+    something of unknown length (a rollout). The run stops as at its time bound and the line is
+    still printed; before the run, the wait for the server gives up."""
+
+    def __init__(self) -> None:
+        self.event = Event()  # also set by the request bound: the run's one "done"
+        self.signalled = False
+        gevent.signal_handler(signal.SIGTERM, self._on_sigterm)
+
+    def _on_sigterm(self) -> None:
+        self.signalled = True
+        self.event.set()
+
+
 class _Run:
     """One run's state and its `events.request` listener: every answer, classified and timed."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, stop: _Stop) -> None:
         self.settings = settings
         self.recorder = Recorder()
-        self.done = Event()
+        self.stop = stop
+        self.done = stop.event
         self.start = 0.0
         self.stopped = False
-        self.signalled = False  # SIGTERM ended the run: the caller said when
         self.first_answer: float | None = None  # Unix time of the first good answer
 
     def on_request(
@@ -129,19 +144,10 @@ class _Run:
             self.done.set()
 
 
-def run(settings: Settings) -> tuple[_Run, float]:
+def run(settings: Settings, stop: _Stop) -> tuple[_Run, float]:
     """All users started at once; stop at the request bound, the time bound or SIGTERM, whichever
-    comes first. Requests still in flight then are cut off and not counted.
-
-    SIGTERM is how a caller ends a load that must cover something of unknown length (a rollout):
-    the run stops as at the time bound and the line is still printed."""
-    state = _Run(settings)
-
-    def on_sigterm() -> None:
-        state.signalled = True
-        state.done.set()
-
-    gevent.signal_handler(signal.SIGTERM, on_sigterm)
+    comes first. Requests still in flight then are cut off and not counted."""
+    state = _Run(settings, stop)
     user = _user_class(settings, _Budget(settings.requests))
     env = Environment(user_classes=[user], catch_exceptions=True)
     env.events.request.add_listener(state.on_request)  # type: ignore[no-untyped-call]
@@ -176,14 +182,16 @@ def _try_once(settings: Settings) -> str | None:
         conn.close()
 
 
-def wait_ready(settings: Settings) -> float:
+def wait_ready(settings: Settings, stop: _Stop) -> float:
     """Try until the first good answer (a server still starting); the Unix time it came.
 
     Raises:
-        LoadgenError: no good answer within --wait-ready seconds.
+        LoadgenError: no good answer within --wait-ready seconds, or SIGTERM before one.
     """
     started = time.perf_counter()
     while True:
+        if stop.signalled:
+            raise LoadgenError(f"stopped by SIGTERM before a good answer from {settings.url}")
         why = _try_once(settings)
         if why is None:
             return time.time()
@@ -199,14 +207,15 @@ def measure(settings: Settings) -> dict[str, Any]:
     logging.basicConfig(
         stream=sys.stderr, level=logging.WARNING, format="%(name)s %(levelname)s: %(message)s"
     )
+    stop = _Stop()
     waiting = time.perf_counter()
-    first_answer = wait_ready(settings) if settings.wait_ready > 0 else None
+    first_answer = wait_ready(settings, stop) if settings.wait_ready > 0 else None
     waited = time.perf_counter() - waiting if first_answer is not None else 0.0
-    state, wall = run(settings)
+    state, wall = run(settings, stop)
     line = summary(
         state.recorder, concurrency=settings.concurrency, seconds=wall, tool_version=locust.__version__
     )
-    line["stopped_by"] = "signal" if state.signalled else "requests" if state.done.is_set() else "seconds"
+    line["stopped_by"] = "signal" if stop.signalled else "requests" if state.done.is_set() else "seconds"
     first = first_answer or state.first_answer
     line["first_answer"] = round(first, 3) if first is not None else None
     line["waited_s"] = round(waited, 3)

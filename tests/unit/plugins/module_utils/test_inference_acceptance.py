@@ -239,9 +239,19 @@ def test_the_rollout_is_covered_until_the_role_saw_the_last_old_pod_stop() -> No
     short = {**long_stop, "result": load(1000, first_answer=T0 + 1195, seconds=110.0)}
     row = _rows(_with(rollout=short))["infer.rollout"]
     assert row["verdict"] == "fail" and row["reason"] == "the load ended 5 s before the last old pod stopped"
-    signalled = {**load(1000, first_answer=T0 + 1195, seconds=117.0), "stopped_by": "signal"}
-    ended_by_the_role = {**long_stop, "result": signalled}
-    assert _rows(_with(rollout=ended_by_the_role))["infer.rollout"]["verdict"] == "pass"
+    covered = {**long_stop, "result": load(1000, first_answer=T0 + 1195, seconds=117.0)}
+    assert _rows(_with(rollout=covered))["infer.rollout"]["verdict"] == "pass"
+
+
+def test_a_load_the_role_ended_covered_the_rollout_whatever_the_clocks_say() -> None:
+    # The role sends SIGTERM only once it saw the last old pod gone; the pod's clock, 0.5 s
+    # behind the controller's, makes the load look as if it ended before: not a failure.
+    long_stop = {**RAW["rollout"], "old_stopped": "2026-12-04T10:21:50"}
+    signalled = {**load(1000, first_answer=T0 + 1195, seconds=114.5), "stopped_by": "signal"}
+    assert _rows(_with(rollout={**long_stop, "result": signalled}))["infer.rollout"]["verdict"] == "pass"
+    by_bound = {**signalled, "stopped_by": "seconds"}
+    row = _rows(_with(rollout={**long_stop, "result": by_bound}))["infer.rollout"]
+    assert (row["verdict"], row["reason"]) == ("fail", "the load ended 0.5 s before the last old pod stopped")
 
 
 def test_without_a_training_team_the_isolation_row_is_skipped() -> None:

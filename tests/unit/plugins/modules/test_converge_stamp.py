@@ -32,6 +32,8 @@ def test_a_recorded_stamp_holds_until_a_managed_file_changes(
     first = _run(monkeypatch, capsys, tmp_path)
     assert (first["holds"], first["reasons"], first["changed"]) == (False, ["no stamp recorded yet"], False)
     assert first["ansible_facts"] == {"gpurack_converged_os_tuning": False}
+    named = _run(monkeypatch, capsys, tmp_path, name="os_tuning_other", role="os_tuning")
+    assert named["ansible_facts"] == {"gpurack_converged_os_tuning": False}  # the role's fact
     facts = {"os_tuning_reboot_pending": False, "os_tuning_reboot_reasons": []}
     recorded = _run(monkeypatch, capsys, tmp_path, state="recorded", facts=facts)
     assert recorded["changed"] is False
