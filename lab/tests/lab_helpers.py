@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from gpurack import cli
+from gpurack.harvest import job_events
 from gpurack_lab import disks, docker, rack
 from gpurack_lab.ssh import ssh_argv
 from gpurack_lab.state import NETWORK, lab_dir, load
@@ -184,3 +185,31 @@ def gone_or_going(read: Callable[[], dict[str, Any]]) -> bool:
     except ApiException as exc:
         return bool(exc.status == 404)
     return bool(meta.get("deletionTimestamp") or meta.get("deletion_timestamp"))
+
+
+def hosts_in_events(artifact_dir: Path) -> tuple[set[str], set[str]]:
+    """The hosts a run's job events ran tasks for, and the addresses its tasks were delegated to."""
+    hosts: set[str] = set()
+    delegated: set[str] = set()
+    for event in job_events(artifact_dir):
+        data = event.get("event_data") or {}
+        if data.get("host"):
+            hosts.add(str(data["host"]))
+        res = data.get("res")
+        to = res.get("_ansible_delegated_vars") if isinstance(res, dict) else None
+        if isinstance(to, dict) and to.get("ansible_host"):
+            delegated.add(str(to["ansible_host"]))
+    return hosts, delegated
+
+
+def validation_reused(artifact_dir: Path) -> dict[str, bool]:
+    """Per host, whether a run's validate play reused preflight's reading (roles/validation)."""
+    reused: dict[str, bool] = {}
+    for event in job_events(artifact_dir):
+        data = event.get("event_data") or {}
+        if (
+            event.get("event") == "runner_on_ok"
+            and data.get("task") == "Decide whether the node must be read again"
+        ):
+            reused[str(data["host"])] = bool(data["res"]["ansible_facts"]["__validation_reuse"])
+    return reused

@@ -20,11 +20,10 @@ from typing import Any
 import pytest
 import yaml
 from gpurack import cli, prometheus
-from gpurack.harvest import job_events
 from gpurack_lab import lab_kubernetes, rack
 from gpurack_lab.state import load
 from kubernetes import client, config
-from lab_helpers import LabCluster, json_run, ssh
+from lab_helpers import LabCluster, hosts_in_events, json_run, ssh, validation_reused
 from lab_helpers import wait as _wait
 
 pytestmark = pytest.mark.kubernetes
@@ -114,7 +113,7 @@ def test_site_builds_a_labelled_validated_cluster(
     assert code == 0, second
     assert [h for h in second["hosts"] if h["changed"]] == [], second
     # Every prepare stamp held: validate reuses preflight's reading of this run.
-    assert _validation_reused(Path(second["artifact_dir"])) == {"lab-w1": True, "lab-w2": True}
+    assert validation_reused(Path(second["artifact_dir"])) == {"lab-w1": True, "lab-w2": True}
     _assert_a_hand_edit_is_put_back(inventory, capsys)
 
     _assert_inventory_label_added_then_removed(core, inventory, capsys)
@@ -211,20 +210,7 @@ def _assert_a_hand_edit_is_put_back(inventory: str, capsys: pytest.CaptureFixtur
     assert {h["host"]: h["changed"] for h in fixed["hosts"]} == {"lab-w1": 1, "lab-w2": 0}, fixed
     assert ssh("lab-w1", f"cat {sysctls}").stdout == before
     # os_tuning ran on lab-w1, so validate reads that node again; lab-w2 is as preflight read it.
-    assert _validation_reused(Path(fixed["artifact_dir"])) == {"lab-w1": False, "lab-w2": True}
-
-
-def _validation_reused(artifact_dir: Path) -> dict[str, bool]:
-    """Per host, whether a run's validate play reused preflight's reading (roles/validation)."""
-    reused: dict[str, bool] = {}
-    for event in job_events(artifact_dir):
-        data = event.get("event_data") or {}
-        if (
-            event.get("event") == "runner_on_ok"
-            and data.get("task") == "Decide whether the node must be read again"
-        ):
-            reused[str(data["host"])] = bool(data["res"]["ansible_facts"]["__validation_reuse"])
-    return reused
+    assert validation_reused(Path(fixed["artifact_dir"])) == {"lab-w1": False, "lab-w2": True}
 
 
 def _assert_inventory_label_added_then_removed(
@@ -334,7 +320,7 @@ def _assert_grown_worker_joins_alone(
     assert code == 0, grown
     assert [h["host"] for h in grown["hosts"]] == ["lab-w3"], grown
     # No task ran for, was delegated to or gathered facts from the workers outside the limit.
-    hosts, delegated = _hosts_in_events(Path(grown["artifact_dir"]))
+    hosts, delegated = hosts_in_events(Path(grown["artifact_dir"]))
     state = load(rack.state_file())
     assert state is not None
     others = {h.ip for h in state.hosts if h.name in ("lab-w1", "lab-w2")}
@@ -343,21 +329,6 @@ def _assert_grown_worker_joins_alone(
     assert _gpurack_labels(w3) == POOL_HGX
     assert _taints(w3) == [_pool_taint("lab-hgx-h100x8-ib")]
     assert {n: _metadata(core, n) for n in ("lab-w1", "lab-w2")} == before
-
-
-def _hosts_in_events(artifact_dir: Path) -> tuple[set[str], set[str]]:
-    """The hosts a run's job events ran tasks for, and the addresses its tasks were delegated to."""
-    hosts: set[str] = set()
-    delegated: set[str] = set()
-    for event in job_events(artifact_dir):
-        data = event.get("event_data") or {}
-        if data.get("host"):
-            hosts.add(str(data["host"]))
-        res = data.get("res")
-        to = res.get("_ansible_delegated_vars") if isinstance(res, dict) else None
-        if isinstance(to, dict) and to.get("ansible_host"):
-            delegated.add(str(to["ansible_host"]))
-    return hosts, delegated
 
 
 def _join_tokens(core: Any) -> list[str]:

@@ -28,16 +28,9 @@ description:
     O(retries) times.
 version_added: "0.1.0"
 author: gpurack maintainers (@gpurack)
-requirements:
-  - kubernetes (the Python client)
+extends_documentation_fragment:
+  - gpurack.bootstrap.node_api
 options:
-  kubeconfig:
-    description: Path of the kubeconfig file on the controller.
-    type: path
-    required: true
-  context:
-    description: Context of the kubeconfig to use; the current context when omitted.
-    type: str
   name:
     description: Name of the Node (the node's C(nodeRegistration.name), normally the inventory hostname).
     type: str

@@ -27,16 +27,9 @@ description:
   - Runs on the controller (C(localhost)) with an admin kubeconfig.
 version_added: "0.1.0"
 author: gpurack maintainers (@gpurack)
-requirements:
-  - kubernetes (the Python client)
+extends_documentation_fragment:
+  - gpurack.bootstrap.node_api
 options:
-  kubeconfig:
-    description: Path of the kubeconfig file on the controller.
-    type: path
-    required: true
-  context:
-    description: Context of the kubeconfig to use; the current context when omitted.
-    type: str
   nodes:
     description: The Nodes to reconcile and what gpurack wants on each; a name may appear once.
     type: list
