@@ -69,7 +69,7 @@ class Runtime:
 # runtimes whose metrics were read from a running server are here (docs/inference.md).
 RUNTIMES: Mapping[str, Runtime] = {
     "vllm": Runtime(
-        image="registry.gpurack.lab/gpurack-serving:0.1.1",
+        image="registry.gpurack.lab/gpurack-serving:0.1.2",
         port=8000,
         health_path="/health",
         metrics={

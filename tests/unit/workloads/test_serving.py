@@ -232,11 +232,15 @@ def test_the_runtime_command_keeps_what_gpurack_sets(tmp_path: Path) -> None:
     assert argv[argv.index("--model") + 1] == "/cache/m" and argv[-2:] == ["--runner", "pooling"]
     assert argv[argv.index("--served-model-name") + 1] == "embed"
     assert argv.count("--enforce-eager") == 1  # no compiler in the image for torch.compile
+    # One replica per server: its worker in the engine's process, not a third Python process.
+    assert argv[argv.index("--distributed-executor-backend") + 1] == "uni"
     # A stopping server drains its connections, then finishes what is in flight (drain.py).
     assert argv[argv.index("--middleware") + 1] == "gpurack_serving.drain.DrainMiddleware"
     assert argv[argv.index("--shutdown-timeout") + 1] == "15"
     own = runtime_argv(settings_from(env), "/cache/m", ["--shutdown-timeout=5"])
     assert "--shutdown-timeout" not in own and own[-1] == "--shutdown-timeout=5"
+    ray = runtime_argv(settings_from(env), "/cache/m", ["--distributed-executor-backend", "ray"])
+    assert ray.count("--distributed-executor-backend") == 1 and ray[-1] == "ray"
     with pytest.raises(InputError, match="--port"):
         runtime_argv(settings_from(env), "/cache/m", ["--port=9"])
 
@@ -262,7 +266,10 @@ def test_the_launcher_becomes_the_runtime(tmp_path: Path) -> None:
     fake.mkdir(parents=True)
     for folder in (fake, fake.parent, fake.parent.parent):
         (folder / "__init__.py").write_text("")
-    (fake / "api_server.py").write_text("import json, sys; print(json.dumps(sys.argv[1:]))\n")
+    (fake / "api_server.py").write_text(
+        "import json, os, sys; print(json.dumps(sys.argv[1:]));"
+        "print(os.environ['VLLM_CACHE_ROOT'], os.environ['VLLM_ENABLE_V1_MULTIPROCESSING'])\n"
+    )
     source = _model(tmp_path, "minilm", 50)
     serving = Path(__file__).resolve().parents[3] / "workloads" / "serving"
     env = {
@@ -276,11 +283,15 @@ def test_the_launcher_becomes_the_runtime(tmp_path: Path) -> None:
         [sys.executable, "-m", "gpurack_serving", "--runner", "pooling"],
         env=env, capture_output=True, text=True, check=True, timeout=60,
     )  # fmt: skip
-    cache_line, runtime_line = done.stdout.splitlines()
+    cache_line, runtime_line, runtime_cache = done.stdout.splitlines()
     assert json.loads(cache_line)["hit"] is False
     args = json.loads(runtime_line)
     assert args[args.index("--model") + 1] == str(tmp_path / "cache" / "models" / model_key(source.uri))
     assert args[-2:] == ["--runner", "pooling"]
+    # vLLM's own cache (its model inspection) lives beside the models, so later starts on the node
+    # skip the inspection's extra Python process.
+    # The worker in the engine's process, with `--distributed-executor-backend uni`.
+    assert runtime_cache == f"{tmp_path / 'cache' / 'runtime' / 'vllm'} 0"
 
 
 def _answer(marker: Path, scope_type: str = "http") -> list[dict[str, Any]]:

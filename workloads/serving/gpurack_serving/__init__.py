@@ -1,3 +1,3 @@
 """gpurack's model server launcher: the node-local model cache, then the runtime (vLLM)."""
 
-__version__ = "0.1.1"
+__version__ = "0.1.2"
