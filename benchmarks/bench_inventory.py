@@ -2,11 +2,12 @@
 
     .venv/bin/python benchmarks/bench_inventory.py [--nodes 1000] [--gpus 8] [--db URL]
 
-Prints figures (records/s, diff time); it asserts nothing. The second run swaps one GPU on
-every 50th node and halves a PCIe link on every 100th, so the diff finds real drift. Every
-host is diffed twice: in bulk (`Store.compare_all()`, what `gpurack inventory diff --all`
-does) and one host at a time (`Store.diff(host)`, a few sessions per host). Without --db it
-uses a fresh SQLite file in a temporary folder.
+Prints a Markdown table of the figures with their ratios (records/s, run 2 / run 1, per host);
+asserts nothing. The second run swaps one GPU on every 50th node and halves a PCIe link on
+every 100th, so the diff finds real drift. Every host is diffed twice: in bulk
+(`Store.compare_all()`, what `gpurack inventory diff --all` does) and one host at a time
+(`Store.diff(host)`, a few sessions per host). Without --db it uses a fresh SQLite file in a
+temporary folder.
 """
 
 from __future__ import annotations
@@ -165,16 +166,21 @@ def main() -> None:
             backend = store.url.split(":", 1)[0]
     n = args.nodes
     rows = n * (1 + args.gpus * 2 + 2 + len(results(args.gpus)))
-    print(f"backend {backend}, {n} nodes x {args.gpus} GPUs, {rows // n} rows per snapshot")
-    print(f"{'open + migrate':24}{t_open * 1000:8.1f} ms")
-    print(f"{'record run 1':24}{t_first:8.2f} s   {n / t_first:8.0f} records/s")
-    print(f"{'record run 2':24}{t_second:8.2f} s   {n / t_second:8.0f} records/s")
-    for label, took, found in (
-        ("diff every host (bulk)", t_bulk, bulk_drifted),
-        ("diff host by host", t_diff, drifted),
-    ):
-        print(f"{label:24}{took:8.2f} s   {took / n * 1000:8.2f} ms/host, {found} hosts drifted")
-    print(f"{'list nodes':24}{t_list * 1000:8.1f} ms   ({listed} nodes)")
+    print(f"backend {backend}, {n} nodes x {args.gpus} GPUs, {rows // n} rows per snapshot\n")
+    print("| figure | value | ratio |")
+    print("|---|---:|---|")
+    per_host = f"{t_bulk / n * 1000:.2f} ms/host; {bulk_drifted} drifted"
+    for what, value, ratio in (
+        ("open + migrate", f"{t_open * 1000:.1f} ms", ""),
+        ("record run 1", f"{t_first:.2f} s", f"{n / t_first:.0f} records/s"),
+        ("record run 2", f"{t_second:.2f} s",
+         f"{n / t_second:.0f} records/s; run 2 / run 1 {t_second / t_first:.2f}"),
+        ("diff every host (bulk)", f"{t_bulk:.2f} s", per_host),
+        ("diff host by host", f"{t_diff:.2f} s",
+         f"{t_diff / n * 1000:.2f} ms/host; {drifted} drifted; bulk / host by host {t_bulk / t_diff:.2f}"),
+        ("list nodes", f"{t_list * 1000:.1f} ms", f"{listed} nodes"),
+    ):  # fmt: skip
+        print(f"| {what} | {value} | {ratio} |")
 
 
 if __name__ == "__main__":

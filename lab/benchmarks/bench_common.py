@@ -1,5 +1,5 @@
-"""What the lab benchmarks share: the checkout's driver, running it timed, and the refusal to
-start beside a lab that is up (the benchmarks bring up and remove their own)."""
+"""What the lab benchmarks share: the checkout's driver, running it timed, the refusal to
+start beside a lab that is up (the benchmarks bring up and remove their own), and their tables."""
 
 from __future__ import annotations
 
@@ -32,3 +32,12 @@ def refuse_a_running_lab() -> None:
     )
     if running.stdout.strip():
         sys.exit("bench: a lab is up; run 'gpurack lab down' first")
+
+
+def print_table(title: str, rows: list[tuple[str, str]]) -> None:
+    """A Markdown table of (figure, value) rows under a title line."""
+    print(f"{title}\n")
+    print("| figure | value |")
+    print("|---|---:|")
+    for what, value in rows:
+        print(f"| {what} | {value} |")

@@ -19,7 +19,6 @@ import time
 from pathlib import Path
 
 from gpurack_lab import fabric_plan, inventory_writer, switches
-from gpurack_lab.paths import inventory_dir
 from gpurack_lab.state import LabHost, LabState
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,8 +43,7 @@ def main() -> int:
         spec = switches.start(workers, args.switches, ())
         try:
             folder = Path(scratch) / "inventory"
-            folder.mkdir()
-            (folder / "group_vars").symlink_to(inventory_dir() / "group_vars")
+            inventory_writer.link_group_vars(folder)
             state = LabState("none", "none", "none", "none", workers, switches=args.switches)
             hosts = inventory_writer.write(state, folder / "hosts.yml", spec)
             times = []

@@ -24,7 +24,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +35,7 @@ import gpurack  # noqa: F401 - first: it makes the collection importable
 import yaml
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.labels import pool_taints, topology_labels
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.node import KubeClient, core_v1
-from bench_common import ROOT
+from bench_common import ROOT, print_table
 from gpurack.facts import Origin, read_node
 from gpurack_lab import profiles
 from gpurack_lab.scale_plane import (
@@ -110,8 +112,9 @@ def derive(count: int, workdir: Path) -> list[dict[str, Any]]:
     return nodes
 
 
-def fake_node(name: str) -> dict[str, Any]:
-    """A Node as kubeadm join registers a GPU node (validating taint), for kwok to keep Ready."""
+def fake_node(name: str, taints: list[dict[str, str]] | None = None) -> dict[str, Any]:
+    """A Node as kubeadm join registers a GPU node, for kwok to keep Ready: its `taints`, the
+    validating one by default."""
     resources = {"cpu": "224", "memory": "2063937Mi", "pods": "110", "nvidia.com/gpu": str(GPUS)}
     return {
         "apiVersion": "v1",
@@ -125,16 +128,18 @@ def fake_node(name: str) -> dict[str, Any]:
                 "kubernetes.io/arch": "amd64",
             },
         },
-        "spec": {"taints": [{"key": "gpurack.io/validating", "effect": "NoSchedule"}]},
+        "spec": {"taints": taints or [{"key": "gpurack.io/validating", "effect": "NoSchedule"}]},
         "status": {"capacity": resources, "allocatable": resources},
     }
 
 
-def register(kube: KubeClient, names: list[str], concurrency: int) -> float:
-    """POST every Node, `concurrency` at a time; the wall time."""
+def register(
+    kube: KubeClient, names: list[str], concurrency: int, build: Callable[[str], dict[str, Any]] = fake_node
+) -> float:
+    """POST every Node (`build` makes it from its name), `concurrency` at a time; the wall time."""
     start = time.monotonic()
     with ThreadPoolExecutor(max_workers=concurrency) as pool:
-        list(pool.map(lambda n: kube.core.create_node(fake_node(n), _preload_content=False), names))
+        list(pool.map(lambda n: kube.core.create_node(build(n), _preload_content=False), names))
     return time.monotonic() - start
 
 
@@ -177,8 +182,11 @@ def sync(
     return took, result
 
 
-def sync_rows(run: str, took: float, result: dict[str, Any]) -> list[tuple[str, str]]:
-    goal = GOALS.get(run)
+def sync_rows(
+    run: str, took: float, result: dict[str, Any], goals: dict[str, float] = GOALS
+) -> list[tuple[str, str]]:
+    """A sync run's wall time (against its goal at 1,000 Nodes) and what the module did."""
+    goal = goals.get(run)
     verdict = f" ({'met' if took <= goal else 'missed'})" if goal else ""
     changed, failed = len(result["changed_nodes"]), len(result["failed_nodes"])
     return [
@@ -211,6 +219,40 @@ def kueue_rows(
     return rows
 
 
+@dataclass(frozen=True, slots=True)
+class Fleet:
+    """The label sync of a fleet of fake Nodes: registration, Ready, and each sync run's wall time
+    and the module's result (changed_nodes, failed_nodes, patches, lists)."""
+
+    registered: float
+    ready_after: float
+    ready: int
+    syncs: dict[str, tuple[float, dict[str, Any]]]
+
+
+def sync_fleet(
+    plane: ScalePlane, kube: KubeClient, nodes: list[dict[str, Any]], args: argparse.Namespace, workdir: Path
+) -> Fleet:
+    """Register the Nodes, wait until kwok has them Ready, then sync their labels cold and warm."""
+    registered = register(kube, [n["name"] for n in nodes], args.concurrency)
+    ready_after, ready = wait_ready(plane, len(nodes), args.ready_timeout)
+    syncs = {run: sync(plane, nodes, args.concurrency, workdir) for run in ("cold", "warm")}
+    return Fleet(registered, ready_after, ready, syncs)
+
+
+def fleet_rows(
+    fleet: Fleet, count: int, concurrency: int, goals: dict[str, float] = GOALS
+) -> list[tuple[str, str]]:
+    """The fleet's figures as (what, value) rows; `goals` {} for a fleet of another size."""
+    rows = [
+        (f"register {count:,} Nodes (POST, {concurrency} at a time)", f"{fleet.registered:.1f} s"),
+        ("kwok: all Ready, after registering", f"{fleet.ready_after:.1f} s ({fleet.ready:,} Ready)"),
+    ]
+    for run, (took, result) in fleet.syncs.items():
+        rows.extend(sync_rows(run, took, result, goals))
+    return rows
+
+
 def measure(args: argparse.Namespace, workdir: Path) -> list[tuple[str, str]]:
     """Every figure, as (what, value) rows."""
     nodes = derive(args.nodes, workdir)
@@ -220,12 +262,7 @@ def measure(args: argparse.Namespace, workdir: Path) -> list[tuple[str, str]]:
         up = "etcd, kube-apiserver, kwok" + (", Kueue" if args.kueue else "")
         rows.append((f"scale plane up ({up})", f"{time.monotonic() - start:.1f} s"))
         kube = core_v1(str(plane.kubeconfig), pool_size=args.concurrency)
-        took = register(kube, [n["name"] for n in nodes], args.concurrency)
-        rows.append((f"register {args.nodes:,} Nodes (POST, {args.concurrency} at a time)", f"{took:.1f} s"))
-        took, ready = wait_ready(plane, args.nodes, args.ready_timeout)
-        rows.append(("kwok: all Ready, after registering", f"{took:.1f} s ({ready:,} Ready)"))
-        for run in ("cold", "warm"):
-            rows.extend(sync_rows(run, *sync(plane, nodes, args.concurrency, workdir)))
+        rows.extend(fleet_rows(sync_fleet(plane, kube, nodes, args, workdir), args.nodes, args.concurrency))
         if args.kueue:
             # Kueue's flavors tolerate the pool taints, never gpurack.io/validating: pass validation.
             passed = [{**n, "validation": "pass"} for n in nodes]
@@ -249,11 +286,9 @@ def main() -> int:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="gpurack-bench-kwok.") as tmp:
         rows = measure(args, Path(tmp))
-    print(f"1,000-node benchmark on {os.cpu_count()} cores (kwok fake Nodes, real API server)\n")
-    print("| figure | value |")
-    print("|---|---:|")
-    for what, value in rows:
-        print(f"| {what} | {value} |")
+    print_table(
+        f"{args.nodes:,}-node benchmark on {os.cpu_count()} cores (kwok fake Nodes, real API server)", rows
+    )
     return 0
 
 

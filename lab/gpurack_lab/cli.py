@@ -116,7 +116,7 @@ def handle_up(args: argparse.Namespace) -> int:
             switch_fault_specs=args.switch_fault,
             light=args.light,
         )
-    view.up_summary(result, rack.status(result.state), str(rack.hosts_file().parent))
+    view.up_summary(result, rack.status(result.state), str(rack.hosts_file(result.state.light).parent))
     return int(ExitCode.OK)
 
 

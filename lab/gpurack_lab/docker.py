@@ -48,10 +48,15 @@ class Container:
     state: str  # running | exited | created ...
     ip: str | None
     owner: str | None = None  # the lab state folder that started it, None before owners were labelled
+    network: str | None = None  # the Docker network it is on (lab-net, or a light lab's)
 
     def orphaned(self) -> bool:
         """True when no lab can own it any more: it stopped, or its owner's folder is gone."""
-        return self.state != "running" or (self.owner is not None and not Path(self.owner).is_dir())
+        return self.state != "running" or self.abandoned()
+
+    def abandoned(self) -> bool:
+        """True when its owner's folder is gone (one without an owner label may be someone's)."""
+        return self.owner is not None and not Path(self.owner).is_dir()
 
 
 def _run(
@@ -243,13 +248,17 @@ def lab_containers() -> list[Container]:
     fmt = (
         "{{.Name}}|{{.State.Status}}|{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}"
         f'|{{{{index .Config.Labels "{OWNER_LABEL}"}}}}'
+        "|{{range $net, $_ := .NetworkSettings.Networks}}{{$net}}{{end}}"
     )
-    out = _run(["inspect", "--format", fmt, *names]).stdout
-    found = []
-    for line in out.splitlines():
-        name, state, ip, owner = line.split("|")
-        found.append(Container(name.lstrip("/"), state, ip or None, None if owner == "<no value>" else owner))
-    return found
+    return [_container(line) for line in _run(["inspect", "--format", fmt, *names]).stdout.splitlines()]
+
+
+def _container(line: str) -> Container:
+    """A Container from one line of lab_containers' `docker inspect` format."""
+    name, state, ip, owner, network = line.split("|")
+    return Container(
+        name.lstrip("/"), state, ip or None, None if owner == "<no value>" else owner, network or None
+    )
 
 
 def remove_container(name: str) -> None:

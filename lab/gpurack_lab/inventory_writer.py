@@ -8,7 +8,7 @@ from typing import Any
 import yaml
 
 from gpurack_lab import driver
-from gpurack_lab.paths import lab_root
+from gpurack_lab.paths import inventory_dir, lab_root
 from gpurack_lab.state import LabState, lab_dir
 
 # Workers per lab rack: lab-w1 and lab-w2 share lab-rack1, lab-w3 and lab-w4 lab-rack2, all in
@@ -87,6 +87,15 @@ def switch_group(spec: dict[str, Any]) -> dict[str, Any]:
         for s in spec["switches"]
     }
     return {"hosts": hosts}
+
+
+def link_group_vars(folder: Path) -> None:
+    """Link lab/inventory/group_vars (pools, expectations) into an inventory folder elsewhere:
+    a light lab's, or a benchmark's."""
+    folder.mkdir(parents=True, exist_ok=True)
+    link = folder / "group_vars"
+    if not link.is_symlink():
+        link.symlink_to(inventory_dir() / "group_vars")
 
 
 def write(state: LabState, path: Path, switches: dict[str, Any] | None = None) -> Path:

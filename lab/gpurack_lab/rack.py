@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
-from gpurack.errors import UsageError
+from gpurack.errors import NotAssessedError, UsageError
 
 from gpurack_lab import (
     disks,
@@ -19,6 +19,7 @@ from gpurack_lab import (
     faults,
     inventory_writer,
     lab_kubernetes,
+    ownership,
     profiles,
     provision,
     ssh,
@@ -27,17 +28,15 @@ from gpurack_lab import (
 from gpurack_lab.paths import inventory_dir, node_image_script
 from gpurack_lab.state import (
     CONTROL_PLANE,
-    GATEWAY,
     MAX_LIGHT,
     MAX_WORKERS,
-    NETWORK,
-    SUBNET,
     LabHost,
     LabState,
     host_ip,
     lab_dir,
     light_name,
     load,
+    network,
     save,
     worker_name,
 )
@@ -71,7 +70,7 @@ class DownResult:
     """What `lab down` removed."""
 
     containers: tuple[str, ...]
-    network: bool
+    network: str | None  # the network removed
     loops: tuple[str, ...]
     images: tuple[str, ...]
     switches: bool = False
@@ -82,9 +81,10 @@ def state_file() -> Path:
     return lab_dir() / "lab.json"
 
 
-def hosts_file() -> Path:
-    """The generated lab/inventory/hosts.yml."""
-    return inventory_dir() / "hosts.yml"
+def hosts_file(light: bool = False) -> Path:
+    """The generated inventory: a rack's lab/inventory/hosts.yml; a light lab's in its state
+    folder (lab/inventory's group_vars linked there), so that it runs beside a rack."""
+    return (lab_dir() / "inventory" if light else inventory_dir()) / "hosts.yml"
 
 
 def build_script() -> Path:
@@ -113,6 +113,7 @@ def plan(
         if fault.host not in names:
             raise UsageError(f"fault {fault}: no host {fault.host} (hosts: {', '.join(sorted(names))})")
     role: Literal["worker", "light"] = "light" if light else "worker"
+    gateway = network(bool(light))[2]
     hosts: list[Planned] = []
     if not light:
         cp_profile = profiles.resolve(CONTROL_PLANE_PROFILE)
@@ -123,7 +124,8 @@ def plan(
         own = tuple(f for f in parsed if f.host == name)
         if own:
             _try_faults(profile, own)
-        host = LabHost(name, role, host_ip(i + 1), profile.name, profile.group, tuple(str(f) for f in own))
+        ip = host_ip(i + 1, gateway)
+        host = LabHost(name, role, ip, profile.name, profile.group, tuple(str(f) for f in own))
         hosts.append((host, profile, own))
     return hosts
 
@@ -174,16 +176,14 @@ def up(
         return _update(existing, planned, step, kubernetes=kubernetes, started=started, wanted=wanted)
     if kubernetes:
         lab_kubernetes.require_build()
-    engine, image, cached = _engine_and_image(step)
+    engine, image, cached = _engine_and_image(step, network(bool(light))[0])
     root = lab_dir()
     root.mkdir(parents=True, exist_ok=True)
     step("SSH key")
     key = ssh.keypair(root)
-    step(f"network {NETWORK} ({SUBNET})")
-    docker.remove_network(NETWORK)
-    docker.create_network(NETWORK, SUBNET, GATEWAY)
     try:
-        state = _start(LabState(image, NETWORK, SUBNET, str(key), (), kubernetes), planned, step)
+        state = _create_network(bool(light), LabState(image, "", "", str(key), (), kubernetes), step)
+        state = _start(state, planned, step)
     except BaseException:
         teardown(purge=False)
         raise
@@ -194,16 +194,30 @@ def up(
     return UpResult(state, False, engine, cached, time.monotonic() - started)
 
 
-def _engine_and_image(step: Step) -> tuple[str, str, bool]:
-    """The Docker engine's name, the node image and whether it was cached; refuses leftover containers."""
+def _engine_and_image(step: Step, network_name: str) -> tuple[str, str, bool]:
+    """The Docker engine's name, the node image and whether it was cached; refuses containers in
+    the way: this state folder's without its lab.json, abandoned ones, and any on the network."""
     step("Docker engine")
     engine = docker.ensure_engine()
-    leftovers = [c.name for c in docker.lab_containers()]
+    leftovers = ownership.in_the_way(docker.lab_containers(), lab_dir(), network_name)
     if leftovers:
-        raise UsageError(f"lab containers without lab state: {', '.join(leftovers)}; run 'gpurack lab down'")
+        names = ", ".join(leftovers)
+        raise UsageError(f"lab containers in the way: {names}; run 'gpurack lab down' in their state dir")
     step("node image")
     image, cached = docker.ensure_image(build_script())
     return engine, image, cached
+
+
+def _create_network(light: bool, state: LabState, step: Step) -> LabState:
+    """Make the lab's network (a light lab's own) afresh; the state with it, saved at once, for
+    `lab down` removes the network that lab.json names."""
+    name, subnet, gateway = network(light)
+    step(f"network {name} ({subnet})")
+    docker.remove_network(name)
+    docker.create_network(name, subnet, gateway)
+    state = replace(state, network=name, subnet=subnet)
+    save(state, state_file())
+    return state
 
 
 SwitchPlan = tuple[int, tuple[fabric_plan.SwitchFault, ...]]
@@ -244,7 +258,10 @@ def _set_switches(state: LabState, wanted: SwitchPlan, step: Step) -> LabState:
 
 
 def _write_inventory(state: LabState) -> None:
-    inventory_writer.write(state, hosts_file(), switches.read_spec() if state.switches else None)
+    path = hosts_file(state.light)
+    if state.light:
+        inventory_writer.link_group_vars(path.parent)
+    inventory_writer.write(state, path, switches.read_spec() if state.switches else None)
 
 
 def _update(
@@ -344,7 +361,9 @@ def status(state: LabState) -> list[HostStatus]:
 
 
 def teardown(purge: bool) -> DownResult:
-    """Remove everything the lab made: containers, network, loops, state folder, hosts.yml.
+    """Remove what this state folder's lab made: its containers, the network its lab.json
+    names, its loops, the state folder and its inventory; and lab containers whose owner
+    folder is gone. Another lab's (a rack beside a light lab) are never touched.
 
     Only objects carrying the lab label and loops backed by files in the lab folder are
     touched. With purge, the node image too, unless a container still uses it.
@@ -352,18 +371,30 @@ def teardown(purge: bool) -> DownResult:
     Raises:
         DockerError, DiskError: something could not be removed (the rest still is).
     """
-    containers = tuple(c.name for c in docker.lab_containers()) if docker.engine_ready() else ()
+    root, state, ready = lab_dir(), _readable_state(), docker.engine_ready()
+    net = state.network if state else None
+    found = docker.lab_containers() if ready else []
+    containers = tuple(c.name for c in found if ownership.made_by(c, root, net))
+    inventory = ownership.inventory_owned(hosts_file(), root)  # before its key's folder goes
     for name in containers:
         docker.remove_container(name)
-    network = docker.engine_ready() and docker.network_exists(NETWORK)
-    if network:
-        docker.remove_network(NETWORK)
+    removed = net if ready and net and docker.network_exists(net) else None
+    if removed:
+        docker.remove_network(removed)
     stopped = switches.stop()
-    root = lab_dir()
     loops = tuple(disks.detach_under(root))
     shutil.rmtree(root, ignore_errors=True)
-    hosts_file().unlink(missing_ok=True)
+    if inventory:
+        hosts_file().unlink()
     images: tuple[str, ...] = ()
-    if purge and docker.engine_ready():
+    if purge and ready:
         images = tuple(docker.purge_image(docker.image_tag(build_script())))
-    return DownResult(containers, network, loops, images, stopped)
+    return DownResult(containers, removed, loops, images, stopped)
+
+
+def _readable_state() -> LabState | None:
+    """lab.json, None when there is none or it cannot be read (down removes what it can)."""
+    try:
+        return load(state_file())
+    except NotAssessedError:
+        return None

@@ -37,6 +37,8 @@ from gpurack_lab.pki import write_pki
 # kwok manages only the Nodes carrying this annotation (its --manage-nodes-with-annotation-selector).
 KWOK_ANNOTATION = "kwok.x-k8s.io/node"
 KWOK_VALUE = "fake"
+# The fake pods' addresses, outside the lab cluster's pod subnet (10.244.0.0/16).
+KWOK_CIDR = "10.128.0.0/12"
 STAGES = "manifests/kwok-stages.yaml"
 KUEUE_MANIFEST = "manifests/kueue.yaml"
 LOOPBACK = "127.0.0.1"
@@ -174,15 +176,19 @@ def _apiserver(procs: _Processes, bin_dir: Path, folder: Path, etcd: str, port: 
     _wait(procs, "kube-apiserver", probe, _tls(folder), 120)
 
 
+def kwok_argv(bin_dir: Path, kubeconfig: Path) -> list[str]:
+    """kwok's command line from the offline build: it keeps Ready only the Nodes annotated
+    `kwok.x-k8s.io/node=fake` on the cluster of `kubeconfig`, and runs their pods by the build's
+    stages (the scale plane's kwok, and the lab's in lab/benchmarks/bench_add_node.py)."""
+    return [str(bin_dir / "kwok"), f"--kubeconfig={kubeconfig}", f"--config={bin_dir.parent / STAGES}",
+            "--manage-all-nodes=false",
+            f"--manage-nodes-with-annotation-selector={KWOK_ANNOTATION}={KWOK_VALUE}",
+            # the fake pods' addresses (the default /24 holds 254)
+            f"--cidr={KWOK_CIDR}", f"--node-ip={LOOPBACK}"]  # fmt: skip
+
+
 def _kwok(procs: _Processes, bin_dir: Path, kubeconfig: Path) -> None:
-    procs.start(
-        "kwok",
-        [str(bin_dir / "kwok"), f"--kubeconfig={kubeconfig}", f"--config={bin_dir.parent / STAGES}",
-         "--manage-all-nodes=false",
-         f"--manage-nodes-with-annotation-selector={KWOK_ANNOTATION}={KWOK_VALUE}",
-         # the fake pods' addresses (the default /24 holds 254)
-         "--cidr=10.128.0.0/12", f"--node-ip={LOOPBACK}"],
-    )  # fmt: skip
+    procs.start("kwok", kwok_argv(bin_dir, kubeconfig))
 
 
 def _node_lifecycle(procs: _Processes, bin_dir: Path, kubeconfig: Path) -> None:

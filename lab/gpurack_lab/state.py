@@ -15,6 +15,11 @@ from gpurack_lab.disks import Disk
 NETWORK = "lab-net"
 SUBNET = "172.30.42.0/24"
 GATEWAY = "172.30.42.1"
+# A light lab has a network of its own, so that it runs beside a rack (the lab cluster of
+# `make test`, in another state dir): `make bench-scale-smoke` does.
+LIGHT_NETWORK = "lab-light-net"
+LIGHT_SUBNET = "172.30.43.0/24"
+LIGHT_GATEWAY = "172.30.43.1"
 CONTROL_PLANE = "lab-cp1"
 MEMORY = "4g"  # 1 control plane + 4 workers fit the 24 GiB build machines (a limit, not a reservation)
 # The inference pool's node runs two model servers at once during a rollout or a scale-up (each
@@ -32,9 +37,14 @@ def lab_dir() -> Path:
     return state_dir() / "lab"
 
 
-def host_ip(index: int) -> str:
-    """Fixed addresses: .10 for the control plane (index 0), .11.. for workers."""
-    return f"{GATEWAY.rsplit('.', 1)[0]}.{10 + index}"
+def network(light: bool) -> tuple[str, str, str]:
+    """The network a lab runs on: (name, subnet, gateway), a light lab's or a rack's."""
+    return (LIGHT_NETWORK, LIGHT_SUBNET, LIGHT_GATEWAY) if light else (NETWORK, SUBNET, GATEWAY)
+
+
+def host_ip(index: int, gateway: str = GATEWAY) -> str:
+    """Fixed addresses on the gateway's /24: .10 for the control plane (index 0), .11.. for workers."""
+    return f"{gateway.rsplit('.', 1)[0]}.{10 + index}"
 
 
 def worker_name(number: int) -> str:
@@ -74,6 +84,11 @@ class LabState:
     # Fake top-of-rack switches on loopback (`lab up --switches N`), and their faults.
     switches: int = 0
     switch_faults: tuple[str, ...] = ()
+
+    @property
+    def light(self) -> bool:
+        """A light lab (`lab up --light N`): on its own network, its inventory in its state folder."""
+        return self.network == LIGHT_NETWORK
 
     @property
     def workers(self) -> tuple[LabHost, ...]:

@@ -84,9 +84,9 @@ def down_summary(result: DownResult) -> None:
     """What was removed."""
     parts = [
         f"{len(result.containers)} containers ({', '.join(result.containers) or 'none'})",
-        "network lab-net" if result.network else "no network",
+        f"network {result.network}" if result.network else "no network",
         f"{len(result.loops)} loop devices ({', '.join(result.loops) or 'none'})",
-        "keys, profiles, disk files and lab/inventory/hosts.yml",
+        "keys, profiles, disk files and its inventory",
     ]
     if result.switches:
         parts.append("the switch server")

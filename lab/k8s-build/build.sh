@@ -25,6 +25,8 @@
 # remade (seconds) when mkimage.py, its line in IMAGES or its binary changes.
 #
 # GPURACK_K8S_PRUNE=1 deletes the Go module and build caches after a successful build.
+# GPURACK_K8S_LOCK_WAIT=SECONDS waits that long for another build's lock (exit 75 after it)
+# instead of exiting 75 at once: `make bench-scale-smoke` runs beside `make lab-k8s`.
 # Good neighbour: every compile runs under `nice -n ${NICE:-15}` with -p=2, one component
 # at a time. Docs: docs/lab-kubernetes.md.
 set -euo pipefail
@@ -158,7 +160,8 @@ OPTIONAL=" coredns etcdctl "
 # NVIDIA's device plugin, GPU feature discovery and container toolkit are for a real GPU node
 # only (docs/gpu-node.md): `build.sh --only nvidia-device-plugin gpu-feature-discovery
 # nvidia-ctk nvidia-cdi-hook`; the CPU lab and `make test` never run them.
-# kwok is for `make bench-kwok` only (`build.sh --only kwok`), never for `make test`.
+# kwok is for `make bench-kwok` and the smoke of it in `make test`, `make bench-scale-smoke`
+# (`build.sh --only kwok`), never for the lab cluster.
 ON_REQUEST=" kube-network-policies image:kube-network-policies nvidia-device-plugin gpu-feature-discovery nvidia-ctk nvidia-cdi-hook kwok "
 # Linked against the C library dynamically, as NVIDIA builds them: they dlopen libnvidia-ml.so,
 # which needs the host's own glibc (a static glibc cannot load it safely). They run on a GPU
@@ -551,7 +554,8 @@ mkdir -p "$OUT"/{bin,images,logs,stamps,tmp,manifests} "$GOMODCACHE" "$GOCACHE"
 rm -f "$OUT/FAILED.txt"
 ln -sfn "$HASH" "$CACHE_ROOT/current"
 exec 9>"$OUT/.lock"
-flock -n 9 || { echo "k8s-build: another build holds $OUT/.lock" >&2; exit 75; }
+if [[ -n ${GPURACK_K8S_LOCK_WAIT:-} ]]; then lock_args=(-w "$GPURACK_K8S_LOCK_WAIT"); else lock_args=(-n); fi
+flock "${lock_args[@]}" 9 || { echo "k8s-build: another build holds $OUT/.lock" >&2; exit 75; }
 log "cache: $OUT"
 
 want() {

@@ -54,15 +54,17 @@ public = _SHARED.public
 def _remove_stale_lab() -> None:
     """Remove lab containers that no longer run (a daemon restarted, a machine rebooted) or that
     the restart policy brought back for a state folder that is gone (a machine copied); refuse to
-    touch a lab that runs for a folder that exists, which may be someone's."""
+    touch a lab that runs on the lab network for a folder that exists, which may be someone's. A
+    light lab on its own network (`make bench-scale-smoke`, lane 1 of `make test`) may run beside."""
     docker.ensure_engine()
     found = docker.lab_containers()
-    running = [c.name for c in found if not c.orphaned()]
+    running = [c.name for c in found if not c.orphaned() and c.network in (LAB_NETWORK, None)]
     if running:
         pytest.fail(f"a lab is running on this machine ({', '.join(running)}); run 'gpurack lab down' first")
-    for container in found:
+    stale = [c for c in found if c.orphaned()]
+    for container in stale:
         docker.remove_container(container.name)
-    if found and docker.network_exists(LAB_NETWORK):
+    if stale and docker.network_exists(LAB_NETWORK):
         docker.remove_network(LAB_NETWORK)
 
 

@@ -105,11 +105,15 @@ class LabCluster:
 
 
 def lab_leftovers() -> list[str]:
-    """What a `lab down` left behind: containers, network, loop disks, state, inventory."""
+    """What a `lab down` left behind: containers, network, loop disks, state, inventory. Another
+    lab's containers (a light lab beside this one, in its own state dir) are not this lab's."""
     names = subprocess.run(
         ["docker", "ps", "-a", "--format", "{{.Names}}"], capture_output=True, text=True, check=False
     ).stdout
-    left = [f"container {n}" for n in names.split() if n.startswith("lab-")]
+    theirs = {
+        c.name for c in docker.lab_containers() if c.owner not in (None, str(lab_dir())) and not c.abandoned()
+    }
+    left = [f"container {n}" for n in names.split() if n.startswith("lab-") and n not in theirs]
     if docker.network_exists(NETWORK):
         left.append(f"network {NETWORK}")
     left += [f"loop disk {loop}" for loop in disks.attached_under(lab_dir())]

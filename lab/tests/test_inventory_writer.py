@@ -84,9 +84,9 @@ def test_a_light_lab_is_only_its_sshd_hosts_and_they_are_the_gpu_nodes() -> None
     planned = rack.plan(0, ["h200x1", "hgx-h100x8-ib"], ["gpu-missing@lab-l3"], light=3)
     hosts = tuple(host for host, _, _ in planned)
     assert [(h.name, h.role, h.ip, h.group, h.faults) for h in hosts] == [
-        ("lab-l1", "light", "172.30.42.11", "lab_h200x1", ()),
-        ("lab-l2", "light", "172.30.42.12", "lab_hgx_h100x8_ib", ()),
-        ("lab-l3", "light", "172.30.42.13", "lab_hgx_h100x8_ib", ("gpu-missing@lab-l3",)),
+        ("lab-l1", "light", "172.30.43.11", "lab_h200x1", ()),
+        ("lab-l2", "light", "172.30.43.12", "lab_hgx_h100x8_ib", ()),
+        ("lab-l3", "light", "172.30.43.13", "lab_hgx_h100x8_ib", ("gpu-missing@lab-l3",)),
     ]
     children = inventory_writer.render(replace(STATE, hosts=hosts))["all"]["children"]
     assert children["gpu_nodes"]["children"]["lab_hgx_h100x8_ib"]["hosts"].keys() == {"lab-l2", "lab-l3"}
