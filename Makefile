@@ -134,9 +134,10 @@ bench-scale: setup ## Print preflight wall time on 1, 10, 50 and 100 light lab h
 
 # A stage of `make test`, in the lane beside the lab cluster: the light lab has its own network,
 # inventory and state folder; the scale plane is processes on loopback.
-bench-scale-smoke: lab-k8s ## Smoke of bench-scale and bench-kwok (10 light hosts, 100 kwok Nodes): asserts preflight passed on all, the Nodes Ready, the label sync changed all cold and patched none warm; prints the figures
+bench-scale-smoke: lab-k8s ## Smoke of bench-scale and bench-kwok (10 light hosts, 100 kwok Nodes): asserts preflight passed on all, the Nodes Ready, the label sync changed all cold and patched none warm; prints the figures; then the gang tests on the scale plane (Kueue topology and all-or-nothing admission, kwok Nodes)
 	$(K8S_BUILD) --only kwok
 	$(BIN)/python lab/benchmarks/bench_scale_smoke.py
+	$(BIN)/pytest -q -p no:cacheprovider -m scale_plane lab/tests/test_gang_admission.py
 
 bench-inventory: setup ## Record 1,000 synthetic nodes and diff them all, printing the figures
 	$(BIN)/python benchmarks/bench_inventory.py

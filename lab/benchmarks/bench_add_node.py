@@ -36,7 +36,7 @@ import bench_common
 import gpurack  # noqa: F401 - first: it makes the collection importable
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.node import KubeClient, core_v1
 from bench_common import ROOT, print_table, refuse_a_running_lab
-from bench_kwok import GPUS, derive, fake_node, register
+from bench_kwok import GPUS, derive, derived_node, register
 from gpurack_lab import lab_kubernetes
 from gpurack_lab.scale_plane import KWOK_ANNOTATION, KWOK_VALUE, kwok_argv, require_binaries
 from gpurack_lab.state import light_name
@@ -63,8 +63,7 @@ def pod_cidr(index: int) -> str:
 def lab_fake_node(node: dict[str, Any], index: int) -> dict[str, Any]:
     """A derived Node (bench_kwok.derive: name, labels, taints) as a fake Node of the lab cluster:
     the labels and pool taints gpurack has set, and the kwok taint that keeps ordinary pods off."""
-    body = fake_node(node["name"], taints=[*node["taints"], FAKE_TAINT])
-    body["metadata"]["labels"].update(node["labels"])
+    body = derived_node(node, (FAKE_TAINT,))
     body["spec"].update(podCIDR=pod_cidr(index), podCIDRs=[pod_cidr(index)])
     return body
 

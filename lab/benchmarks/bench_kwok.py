@@ -94,8 +94,9 @@ def placement(index: int) -> tuple[dict[str, Any], str, str]:
     return pool, f"lab-rack{leaf + 1}", f"lab-block{leaf // LEAVES_PER_BLOCK + 1}"
 
 
-def derive(count: int, workdir: Path) -> list[dict[str, Any]]:
-    """Each Node's desired labels and taints, as roles/node_labels derives them (derive.yml)."""
+def derive(count: int, workdir: Path, place: kueue.Placement = placement) -> list[dict[str, Any]]:
+    """Each Node's desired labels and taints, as roles/node_labels derives them (derive.yml), at
+    `place` (pool, rack and block of each Node's index)."""
     capture = profiles.assemble(profiles.resolve(PROFILE), workdir / "capture", OS_RELEASE, UNAME)
     derived = {}
     for pool in POOLS:
@@ -104,7 +105,7 @@ def derive(count: int, workdir: Path) -> list[dict[str, Any]]:
         derived[pool["name"]] = ({**facts.labels, "node-role.kubernetes.io/gpu": ""}, taints)
     nodes = []
     for i in range(count):
-        pool, rack, block = placement(i)
+        pool, rack, block = place(i)
         labels, taints = derived[pool["name"]]
         # no fabric read here: the inventory's rack and block are the leaf and spine
         topology = topology_labels(None, rack, block)
@@ -131,6 +132,15 @@ def fake_node(name: str, taints: list[dict[str, str]] | None = None) -> dict[str
         "spec": {"taints": taints or [{"key": "gpurack.io/validating", "effect": "NoSchedule"}]},
         "status": {"capacity": resources, "allocatable": resources},
     }
+
+
+def derived_node(node: dict[str, Any], extra_taints: tuple[dict[str, str], ...] = ()) -> dict[str, Any]:
+    """A derived Node (`derive`: name, labels, taints) as a fake Node that carries what gpurack has
+    set (validation passed), and `extra_taints`."""
+    body = fake_node(node["name"])
+    body["spec"]["taints"] = [*node["taints"], *extra_taints]
+    body["metadata"]["labels"].update(node["labels"])
+    return body
 
 
 def register(

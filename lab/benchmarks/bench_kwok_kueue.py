@@ -35,6 +35,8 @@ SERVING_TEAM = "serve"
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 WORKLOADS = "/apis/kueue.x-k8s.io/v1beta2/workloads"
 Placement = Callable[[int], tuple[dict[str, Any], str, str]]
+# The site's teams (gpurack_teams and the rest of the site's vars) from its pools and their GPUs.
+Teams = Callable[[list[dict[str, Any]], dict[str, int]], dict[str, Any]]
 
 
 def site_vars(pools: list[dict[str, Any]], gpus: dict[str, int]) -> dict[str, Any]:
@@ -58,8 +60,11 @@ def site_vars(pools: list[dict[str, Any]], gpus: dict[str, int]) -> dict[str, An
     return {"gpurack_teams": teams, "gpurack_cohort": "bench", "gpurack_kueue_topology": True}
 
 
-def kueue_objects(count: int, placement: Placement, gpus_per_node: int) -> list[dict[str, Any]]:
-    """The Namespaces and Kueue objects of the site that `count` Nodes at `placement` make."""
+def kueue_objects(
+    count: int, placement: Placement, gpus_per_node: int, teams: Teams = site_vars
+) -> list[dict[str, Any]]:
+    """The Namespaces and Kueue objects of the site that `count` Nodes at `placement` and `teams`
+    make."""
     hostvars: dict[str, dict[str, Any]] = {}
     pools: dict[str, dict[str, Any]] = {}
     for i in range(count):
@@ -70,20 +75,22 @@ def kueue_objects(count: int, placement: Placement, gpus_per_node: int) -> list[
     gpus: dict[str, int] = {}
     for hv in hostvars.values():
         gpus[hv["gpurack_pool"]["name"]] = gpus.get(hv["gpurack_pool"]["name"], 0) + gpus_per_node
-    site = site_from_hostvars(hostvars, list(hostvars), site_vars(list(pools.values()), gpus))
+    site = site_from_hostvars(hostvars, list(hostvars), teams(list(pools.values()), gpus))
     namespaces = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": t.name}} for t in site.teams]
     return [*namespaces, *build_objects(site, ("kueue",))]
 
 
-def apply(plane: ScalePlane, objects: list[dict[str, Any]], workdir: Path) -> None:
-    """kubectl apply --server-side of `objects` (exits on failure)."""
-    path = workdir / "kueue-objects.yaml"
+def apply(
+    plane: ScalePlane, objects: list[dict[str, Any]], workdir: Path, name: str = "kueue-objects"
+) -> None:
+    """kubectl apply --server-side of `objects`, written to `name`.yaml in `workdir` (exits on failure)."""
+    path = workdir / f"{name}.yaml"
     path.write_text(yaml.safe_dump_all(objects))
     argv = [str(plane.bin_dir / "kubectl"), f"--kubeconfig={plane.kubeconfig}", "apply", "--server-side",
             f"--filename={path}"]  # fmt: skip
     done = subprocess.run(argv, capture_output=True, text=True, timeout=300, check=False)
     if done.returncode != 0:
-        raise SystemExit(f"bench_kwok: kubectl apply of the Kueue objects failed: {done.stderr[-800:]}")
+        raise SystemExit(f"bench_kwok: kubectl apply of {path.name} failed: {done.stderr[-800:]}")
 
 
 def job(team: str, number: int) -> dict[str, Any]:

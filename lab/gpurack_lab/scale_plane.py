@@ -3,8 +3,9 @@
 etcd (its data in a temporary folder), kube-apiserver with real TLS (a self-made CA, an admin
 client certificate: pki.py), kwok keeping the fake Nodes annotated `kwok.x-k8s.io/node=fake`
 Ready, kube-controller-manager's node lifecycle controller (the not-ready taint), and, when
-asked, kube-scheduler and the Kueue manager (its CRDs applied, its webhooks not registered:
-nothing can reach them on loopback, so Jobs are created suspended): all from the offline build
+asked, kube-scheduler, the Kueue manager (its CRDs applied, its webhooks not registered:
+nothing can reach them on loopback, so Jobs are created suspended) and the controllers that turn
+a Job into pods (`jobs`: kwok then fakes them Running): all from the offline build
 (lab/k8s-build, `current/bin` and `current/manifests`), all bound to 127.0.0.1 on free ports. No
 Docker, no containers, no kubelet: the Nodes are API objects that kwok heartbeats.
 `scale_plane()` starts it and tears it all down on exit.
@@ -32,6 +33,7 @@ import yaml
 from gpurack.errors import ExitCode, GpurackError
 
 from gpurack_lab.lab_kubernetes import build_dir
+from gpurack_lab.paths import lab_root
 from gpurack_lab.pki import write_pki
 
 # kwok manages only the Nodes carrying this annotation (its --manage-nodes-with-annotation-selector).
@@ -42,6 +44,12 @@ KWOK_CIDR = "10.128.0.0/12"
 STAGES = "manifests/kwok-stages.yaml"
 KUEUE_MANIFEST = "manifests/kueue.yaml"
 LOOPBACK = "127.0.0.1"
+# What a Job's pods need besides the scheduler: the Job controller makes them, the service account
+# controller the `default` ServiceAccount they run as, the garbage collector deletes the pods and
+# the Workload of a deleted Job (freeing their quota and Nodes).
+JOB_CONTROLLERS = ("job-controller", "serviceaccount-controller", "garbage-collector-controller")
+# The product's Kueue configuration: the kueue role's defaults (kueue_wait_for_pods_ready).
+KUEUE_DEFAULTS = "roles/kueue/defaults/main.yml"
 STOP_SECONDS = 15.0
 # Kueue's manifest is 1.7 MB of YAML: libyaml's loader when PyYAML has it.
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -176,31 +184,47 @@ def _apiserver(procs: _Processes, bin_dir: Path, folder: Path, etcd: str, port: 
     _wait(procs, "kube-apiserver", probe, _tls(folder), 120)
 
 
-def kwok_argv(bin_dir: Path, kubeconfig: Path) -> list[str]:
+def kwok_argv(bin_dir: Path, kubeconfig: Path, stages: Path | None = None) -> list[str]:
     """kwok's command line from the offline build: it keeps Ready only the Nodes annotated
     `kwok.x-k8s.io/node=fake` on the cluster of `kubeconfig`, and runs their pods by the build's
-    stages (the scale plane's kwok, and the lab's in lab/benchmarks/bench_add_node.py)."""
-    return [str(bin_dir / "kwok"), f"--kubeconfig={kubeconfig}", f"--config={bin_dir.parent / STAGES}",
+    stages, or `stages` (the scale plane's kwok, and the lab's in lab/benchmarks/bench_add_node.py)."""
+    config = stages or bin_dir.parent / STAGES
+    return [str(bin_dir / "kwok"), f"--kubeconfig={kubeconfig}", f"--config={config}",
             "--manage-all-nodes=false",
             f"--manage-nodes-with-annotation-selector={KWOK_ANNOTATION}={KWOK_VALUE}",
             # the fake pods' addresses (the default /24 holds 254)
             f"--cidr={KWOK_CIDR}", f"--node-ip={LOOPBACK}"]  # fmt: skip
 
 
-def _kwok(procs: _Processes, bin_dir: Path, kubeconfig: Path) -> None:
-    procs.start("kwok", kwok_argv(bin_dir, kubeconfig))
+def _kwok(procs: _Processes, bin_dir: Path, folder: Path, jobs: bool) -> None:
+    """kwok; with `jobs`, by the build's stages less `pod-complete`, which ends a Job's pod as soon
+    as it runs: here they run until deleted, as a training job's pods run until it is done."""
+    stages = None
+    if jobs:
+        docs = yaml.safe_load_all((bin_dir.parent / STAGES).read_text())
+        kept = [d for d in docs if d and d.get("metadata", {}).get("name") != "pod-complete"]
+        stages = folder / "kwok-stages.yaml"
+        stages.write_text(yaml.safe_dump_all(kept))
+    procs.start("kwok", kwok_argv(bin_dir, folder / "admin.conf", stages))
 
 
-def _node_lifecycle(procs: _Processes, bin_dir: Path, kubeconfig: Path) -> None:
-    """kube-controller-manager with its node lifecycle controller alone: it lifts the
+def _controllers(procs: _Processes, bin_dir: Path, kubeconfig: Path, jobs: bool) -> None:
+    """kube-controller-manager with its node lifecycle controller: it lifts the
     node.kubernetes.io/not-ready taint the API server puts on a new Node once kwok makes it Ready,
-    and edits taints concurrently with gpurack, as on a real cluster."""
+    and edits taints concurrently with gpurack, as on a real cluster; with `jobs`, JOB_CONTROLLERS too."""
+    names = ",".join(("node-lifecycle-controller", *(JOB_CONTROLLERS if jobs else ())))
     procs.start(
         "kube-controller-manager",
         [str(bin_dir / "kube-controller-manager"), f"--kubeconfig={kubeconfig}", "--leader-elect=false",
-         "--controllers=node-lifecycle-controller", f"--bind-address={LOOPBACK}",
-         f"--secure-port={free_port()}"],
+         f"--controllers={names}", f"--bind-address={LOOPBACK}", f"--secure-port={free_port()}"],
     )  # fmt: skip
+
+
+def product_wait_for_pods_ready() -> dict[str, object]:
+    """Kueue's waitForPodsReady as the product configures it (the kueue role's default), so that
+    all-or-nothing admission is tested as a site runs it."""
+    defaults = yaml.safe_load((lab_root().parent / KUEUE_DEFAULTS).read_text())
+    return dict(defaults["kueue_wait_for_pods_ready"])
 
 
 def _scheduler(procs: _Processes, bin_dir: Path, kubeconfig: Path) -> None:
@@ -241,10 +265,11 @@ def _kueue_crds(procs: _Processes, bin_dir: Path, folder: Path, kubeconfig: Path
     procs.check()
 
 
-def _kueue(procs: _Processes, bin_dir: Path, folder: Path, kubeconfig: Path) -> None:
+def _kueue(procs: _Processes, bin_dir: Path, folder: Path, kubeconfig: Path, jobs: bool) -> None:
     """The Kueue manager as the build's manifest configures it (its client rate limits included),
-    on loopback ports. It makes its own webhook certificate (internal cert management, its
-    default): without that it reads the metrics certificate from a fixed /etc path."""
+    on loopback ports, with the product's waitForPodsReady when pods run (`jobs`). It makes its own
+    webhook certificate (internal cert management, its default): without that it reads the metrics
+    certificate from a fixed /etc path."""
     _kueue_crds(procs, bin_dir, folder, kubeconfig)
     health = free_port()
     config = {
@@ -260,6 +285,8 @@ def _kueue(procs: _Processes, bin_dir: Path, folder: Path, kubeconfig: Path) -> 
         "clientConnection": {"qps": 50, "burst": 100},
         "integrations": {"frameworks": ["batch/job"]},
     }
+    if jobs:
+        config["waitForPodsReady"] = product_wait_for_pods_ready()
     (folder / "kueue-config.yaml").write_text(yaml.safe_dump(config))
     procs.start(
         "kueue",
@@ -291,10 +318,12 @@ def _mount_secret(procs: _Processes, folder: Path, kubeconfig: Path, seconds: fl
 
 
 @contextmanager
-def scale_plane(*, scheduler: bool = False, kueue: bool = False, keep: bool = False) -> Iterator[ScalePlane]:
+def scale_plane(
+    *, scheduler: bool = False, kueue: bool = False, jobs: bool = False, keep: bool = False
+) -> Iterator[ScalePlane]:
     """Start etcd, kube-apiserver, kwok and the node lifecycle controller (and kube-scheduler,
-    Kueue) on loopback; stop them and remove the folder on exit (`keep` leaves the folder, for its
-    logs).
+    Kueue, the controllers that run Jobs' pods) on loopback; stop them and remove the folder on
+    exit (`keep` leaves the folder, for its logs).
 
     Raises:
         ScalePlaneError: a binary is missing, or a process exited or never got ready.
@@ -314,12 +343,14 @@ def scale_plane(*, scheduler: bool = False, kueue: bool = False, keep: bool = Fa
         write_pki(folder, server=server)
         _apiserver(procs, bin_dir, folder, _etcd(procs, bin_dir, folder), port)
         kubeconfig = folder / "admin.conf"
-        _kwok(procs, bin_dir, kubeconfig)
-        _node_lifecycle(procs, bin_dir, kubeconfig)
+        _kwok(procs, bin_dir, folder, jobs)
         if scheduler:
             _scheduler(procs, bin_dir, kubeconfig)
         if kueue:
-            _kueue(procs, bin_dir, folder, kubeconfig)
+            _kueue(procs, bin_dir, folder, kubeconfig, jobs)
+        # after Kueue's CRDs: the garbage collector then watches Workloads from its start, where
+        # it would find them only at its next discovery, up to 30 s later
+        _controllers(procs, bin_dir, kubeconfig, jobs)
         procs.check()
         yield ScalePlane(folder=folder, kubeconfig=kubeconfig, server=server, bin_dir=bin_dir)
         procs.check()

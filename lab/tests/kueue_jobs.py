@@ -53,8 +53,10 @@ def team_job(
     }
 
 
-def job_workload(team: str, job: str) -> dict[str, Any] | None:
-    items = client.CustomObjectsApi().list_namespaced_custom_object(*KUEUE, team, "workloads")["items"]
+def job_workload(team: str, job: str, api: client.CustomObjectsApi | None = None) -> dict[str, Any] | None:
+    """The Workload Kueue made for the team's Job (through `api`, the lab cluster's by default)."""
+    found = (api or client.CustomObjectsApi()).list_namespaced_custom_object(*KUEUE, team, "workloads")
+    items = found["items"]
     owned = [w for w in items if any(o["name"] == job for o in w["metadata"].get("ownerReferences", []))]
     return owned[0] if owned else None
 
