@@ -25,7 +25,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -36,7 +35,7 @@ import bench_common
 import gpurack  # noqa: F401 - first: it makes the collection importable
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.node import KubeClient, core_v1
 from bench_common import ROOT, print_table, refuse_a_running_lab
-from bench_kwok import GPUS, derive, derived_node, register
+from bench_kwok import GPUS, derive, derived_node, register, wait_until
 from gpurack_lab import lab_kubernetes
 from gpurack_lab.scale_plane import KWOK_ANNOTATION, KWOK_VALUE, kwok_argv, require_binaries
 from gpurack_lab.state import light_name
@@ -110,16 +109,13 @@ def wait_ready(
 ) -> tuple[float, int]:
     """Seconds until every Node of `names` is Ready (or `timeout`), and how many were; exits when
     kwok (`proc`) has."""
-    start = time.monotonic()
-    ready = 0
-    while time.monotonic() - start < timeout:
+
+    def ready() -> int:
         if proc is not None and proc.poll() is not None:
             sys.exit(f"bench_add_node: kwok exited {proc.returncode}; see kwok.log in the state folder")
-        ready = len(names & ready_names(kube))
-        if ready >= len(names):
-            break
-        time.sleep(2)
-    return time.monotonic() - start, ready
+        return len(names & ready_names(kube))
+
+    return wait_until(ready, len(names), timeout, every=2)
 
 
 def pods_on(kube: KubeClient, names: set[str]) -> int:

@@ -153,16 +153,23 @@ def register(
     return time.monotonic() - start
 
 
-def wait_ready(plane: ScalePlane, count: int, timeout: float) -> tuple[float, int]:
-    """Seconds until `count` Nodes are Ready (or `timeout`), and how many were."""
+def wait_until(
+    count_ready: Callable[[], int], count: int, timeout: float, every: float = 1.0
+) -> tuple[float, int]:
+    """Seconds until `count_ready()` reaches `count` (or `timeout`), and its last answer."""
     start = time.monotonic()
     ready = 0
     while time.monotonic() - start < timeout:
-        ready = ready_nodes(plane)
+        ready = count_ready()
         if ready >= count:
             break
-        time.sleep(1)
+        time.sleep(every)
     return time.monotonic() - start, ready
+
+
+def wait_ready(plane: ScalePlane, count: int, timeout: float) -> tuple[float, int]:
+    """Seconds until `count` Nodes of the plane are Ready (or `timeout`), and how many were."""
+    return wait_until(lambda: ready_nodes(plane), count, timeout)
 
 
 def sync(
