@@ -27,7 +27,7 @@ $(STAMP):
 	tools/setup.sh "$(PYTHON)" "$(VENV)"
 	touch "$@"
 
-run: setup lab-k8s lab-images ## Main job: lab rack (1 control plane, 2 workers replaying real GPU servers) + site.yml = a Ready cluster with the platform, the teams' queues and a model server, then the acceptance test's seven training rows and eight inference rows, with their cost
+run: setup lab-k8s lab-images ## Main job: lab rack (1 control plane, 2 workers replaying real GPU servers) + site.yml = a Ready cluster with the platform, the teams' queues and a model server, then the acceptance test's seven training rows and eight inference rows, with their cost, and the AI-conformance evidence
 	$(BIN)/gpurack lab up --workers 2 $(LAB_PROFILES) --kubernetes
 	# The model server's image on the inference pool's node (the second --profile: lab-w2), the
 	# load tool's on both workers, before site starts beta's server (lab_serving, serving.yml).
@@ -35,6 +35,7 @@ run: setup lab-k8s lab-images ## Main job: lab rack (1 control plane, 2 workers 
 	$(BIN)/gpurack lab load-image "$$(lab/images/build-loadgen-image.sh | tail -n 1)" --host lab-w1 --host lab-w2
 	$(BIN)/gpurack run site -i lab/inventory -e lab_serving=true
 	$(BIN)/ansible-playbook -i lab/inventory lab/playbooks/lab_network_policies.yml
+	$(BIN)/ansible-playbook -i lab/inventory lab/playbooks/lab_dra.yml
 	$(BIN)/gpurack lab status
 	$(BIN)/gpurack queue -i lab/inventory
 	# The trainer image on the H100 pool's node, where alpha's queue runs the job: the first
@@ -42,6 +43,9 @@ run: setup lab-k8s lab-images ## Main job: lab rack (1 control plane, 2 workers 
 	$(BIN)/gpurack lab load-image "$$(lab/images/build-trainer-image.sh | tail -n 1)" --host lab-w1
 	$(BIN)/gpurack accept -i lab/inventory
 	$(BIN)/gpurack accept --inference -i lab/inventory -e lab_serving=true
+	# The AI-conformance tests that can run here, with the model server still up: PRODUCT.yaml,
+	# junit.xml and the evidence files (docs/conformance.md).
+	$(BIN)/gpurack conformance -i lab/inventory -e lab_serving=true --output .gpurack/conformance --force
 
 lab-down: setup ## Remove the lab rack: containers, network, loop disks, keys, generated inventory
 	$(BIN)/gpurack lab down

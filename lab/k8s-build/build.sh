@@ -2,7 +2,7 @@
 # Offline Kubernetes for the gpurack lab: build the Kubernetes, etcd, containerd, runc,
 # crictl, CNI plugin, helm, CoreDNS, Kueue, controller-gen and kube-network-policies binaries
 # (and, stamped on their own inputs, the lab's tools, its object store, versitygw, and
-# prometheus-adapter; kwok on request)
+# prometheus-adapter and dra-example-driver; kwok on request)
 # from the Go module proxy at the versions pinned in versions.env, make the images as OCI
 # archives that `ctr -n k8s.io images import` loads without any registry, and write the
 # Kueue and kube-network-policies install manifests (manifests.py) into <hash>/manifests/.
@@ -137,6 +137,9 @@ RECIPE=(
 #   kwok: fake Nodes kept Ready by one process, for the 1,000-node benchmark
 #     (lab/benchmarks/bench_kwok.py); as its hack/releases.sh builds ./cmd/kwok (CGO off,
 #     consts.Version = the tag)
+#   dra-example-driver: the example DRA driver's kubelet plugin for the lab's DRA pool
+#     (docs/dra.md), as its Makefile's cmd-% target builds ./cmd/dra-example-kubeletplugin
+#     (main.version = the tag; CGO off: it needs no C, and a lab image wants a static binary)
 NETCHECK_VERSION=v1
 S3PROBE_VERSION=v1
 LAB_TOOLS=(
@@ -150,6 +153,7 @@ LAB_TOOLS=(
   "nvidia-cdi-hook|nvidia-container-toolkit|1||-s -w -X github.com/NVIDIA/nvidia-container-toolkit/internal/info.version=$NVCT_VERSION|github.com/NVIDIA/nvidia-container-toolkit/cmd/nvidia-cdi-hook"
   "prometheus-adapter|prometheus-adapter|0||-s -w|sigs.k8s.io/prometheus-adapter/cmd/adapter"
   "kwok|kwok|0||-s -w -X sigs.k8s.io/kwok/pkg/consts.Version=$KWOK_VERSION|sigs.k8s.io/kwok/cmd/kwok"
+  "dra-example-kubeletplugin|dra-example-driver|0||-s -w -X main.version=$DRA_EXAMPLE_DRIVER_VERSION|sigs.k8s.io/dra-example-driver/cmd/dra-example-kubeletplugin"
 )
 OPTIONAL=" coredns etcdctl "
 # Built only when named (`--only kube-network-policies`): kube-network-policies (about 5 min
@@ -199,6 +203,9 @@ IMAGES=(
   # non-root as the other platform images (upstream's Dockerfile says 65534); the Deployment
   # mounts emptyDirs on /tmp and on its --cert-dir, where it writes its self-signed certificate
   "prometheus-adapter|$PROMETHEUS_ADAPTER_VERSION|prometheus-adapter|--user 65532:65532"
+  # root, as upstream's: the plugin writes the kubelet's plugin sockets and the CDI specs
+  # (hostPath /var/lib/kubelet/plugins*, /var/run/cdi)
+  "dra-example-driver|$DRA_EXAMPLE_DRIVER_VERSION|dra-example-kubeletplugin|"
 )
 
 # ---------------------------------------------------------------------------------------
@@ -269,6 +276,7 @@ update() {
      [nvidia-container-toolkit]="github.com/NVIDIA/nvidia-container-toolkit $NVCT_VERSION"
      [prometheus-adapter]="sigs.k8s.io/prometheus-adapter $PROMETHEUS_ADAPTER_VERSION"
      [kwok]="sigs.k8s.io/kwok $KWOK_VERSION"
+     [dra-example-driver]="sigs.k8s.io/dra-example-driver $DRA_EXAMPLE_DRIVER_VERSION"
    )
    for dir in "${!up[@]}"; do
      (( $# == 0 )) || [[ " $* " == *" $dir "* ]] || continue
@@ -386,6 +394,8 @@ build_image() {  # image line
     kube-router) entry='["/usr/local/bin/kube-router"]' ;;
     # as prometheus-adapter's Dockerfile: /adapter as ENTRYPOINT on distroless static
     prometheus-adapter) dest=/adapter; entry='["/adapter"]' ;;
+    # as its Dockerfile: /usr/bin/dra-example-kubeletplugin (the DaemonSet names the command)
+    dra-example-driver) dest=/usr/bin/dra-example-kubeletplugin ;;
   esac
   local start=$SECONDS
   local -a args=(--ref "$ref" --out "$file" --file "$OUT/bin/$bin:$dest:0755"

@@ -31,13 +31,19 @@ def test_cache_dir_is_the_same_from_another_folder(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("variable", "wrapper"), [("PROMETHEUS_ADAPTER_VERSION", "prometheus-adapter"), ("KWOK_VERSION", "kwok")]
+    ("variable", "wrapper"),
+    [
+        ("PROMETHEUS_ADAPTER_VERSION", "prometheus-adapter"),
+        ("KWOK_VERSION", "kwok"),
+        ("DRA_EXAMPLE_DRIVER_VERSION", "dra-example-driver"),
+    ],
 )
 def test_a_stamped_components_inputs_never_move_the_cache(
     tmp_path: Path, variable: str, wrapper: str
 ) -> None:
-    """prometheus-adapter and kwok (like versitygw) are stamped on their own version and wrapper
-    module: a bump rebuilds that one alone, never the rest (a new <hash> is a cold build of everything)."""
+    """prometheus-adapter, kwok and dra-example-driver (like versitygw) are stamped on their own version
+    and wrapper module: a bump rebuilds that one alone, never the rest (a new <hash> is a cold build of
+    everything)."""
     moved = tmp_path / "k8s-build"
     shutil.copytree(BUILD, moved)
     versions = moved / "versions.env"

@@ -214,7 +214,7 @@ def _assert_render_equals_the_cluster(inventory: str, out: Path) -> None:
     assert cli.main(["platform", "render", "-i", inventory, "--output", str(out)]) == 0
     api = DynamicClient(client.ApiClient())
     # The GPU Operator is off in the lab (its chart cannot be had), so its namespace is not applied.
-    applied = [out / f"{section}.yaml" for section in ("tenancy", "kueue", "observability")]
+    applied = [out / f"{section}.yaml" for section in ("tenancy", "dra", "kueue", "observability")]
     rendered = [o for f in applied for o in yaml.safe_load_all(f.read_text()) if o]
     assert rendered, "render wrote no objects"
     for obj in rendered:

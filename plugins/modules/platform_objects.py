@@ -42,8 +42,8 @@ options:
     description: Which objects to build.
     type: list
     elements: str
-    choices: [tenancy, kueue, inference, gpu_operator, observability]
-    default: [tenancy, kueue, inference]
+    choices: [tenancy, dra, kueue, inference, gpu_operator, observability]
+    default: [tenancy, dra, kueue, inference]
 attributes:
   check_mode:
     support: full

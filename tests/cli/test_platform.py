@@ -42,6 +42,7 @@ def test_render_example_writes_the_example_sites_objects(
     result = invoke(capsys, "platform", "render", "-i", EXAMPLE, "--output", out)
     assert result.code == ExitCode.OK, result.err
     assert sorted(p.name for p in out.iterdir()) == [
+        "dra.yaml",
         "gpu_operator.yaml",
         "inference.yaml",
         "kueue.yaml",
@@ -51,7 +52,7 @@ def test_render_example_writes_the_example_sites_objects(
     site = platform.load_site(EXAMPLE)
     assert _documents(out / "tenancy.yaml") == build_objects(site, ("tenancy",))
     assert _documents(out / "kueue.yaml") == build_objects(site, ("kueue",))
-    for section in ("inference", "gpu_operator", "observability"):
+    for section in ("dra", "inference", "gpu_operator", "observability"):
         assert _documents(out / f"{section}.yaml") == build_objects(site, (section,))
     observability = {(d["kind"], d["metadata"]["name"]) for d in _documents(out / "observability.yaml")}  # type: ignore[index]
     assert ("ServiceAccount", "gpurack-prometheus") in observability
@@ -209,3 +210,19 @@ def test_the_lab_runs_the_adapter_it_builds(tmp_path: Path) -> None:
     (version,) = re.findall(r"^PROMETHEUS_ADAPTER_VERSION=(\S+)$", versions, re.MULTILINE)
     image = f"registry.gpurack.lab/prometheus-adapter:{version}"
     assert platform.load_site(inventory).metrics_adapter_image == image
+
+
+def test_render_refuses_a_bad_pool_allocation_in_one_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    inventory = _copy_example(tmp_path)
+    pool = inventory / "group_vars" / "h100_train_a" / "pool.yml"
+    pool.write_text(
+        pool.read_text().replace("  sharing: full-gpu", "  sharing: full-gpu\n  allocation: dynamic")
+    )
+    result = invoke(capsys, "platform", "render", "-i", inventory, "-o", tmp_path / "out")
+    assert result.code == ExitCode.USAGE
+    assert result.err.count("\n") == 1, result.err
+    assert "gpurack_pool: pool.allocation must be one of device-plugin, dra; got 'dynamic'" in result.err
+    assert "Traceback" not in result.err
+    assert not (tmp_path / "out").exists()

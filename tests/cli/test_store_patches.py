@@ -93,7 +93,7 @@ def test_migration_0005_adds_and_removes_the_patch_table(db_url: str) -> None:
     with open_store(db_url) as store:
         _patch_run(store, PATCHED)
         with store.database.engine.connect() as conn:
-            assert MigrationContext.configure(conn).get_current_revision() == head_revision() == "0005"
+            assert MigrationContext.configure(conn).get_current_revision() == head_revision()
     engine = create_engine(database_url(db_url))
     try:
         with engine.begin() as conn:

@@ -48,6 +48,7 @@ SITE_VARS = (
     "gpurack_object_store",
     "gpurack_prometheus_url",
     "gpurack_metrics_adapter_image",
+    "gpurack_dra_driver",
     # The roles' own variables, where the inventory sets them (defaults as the roles').
     "observability_namespace",
     "gpu_operator_namespace",

@@ -16,9 +16,9 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.cost import Outc
 from gpurack.drift import Drift
 from gpurack.hoststate import HostState
 
-RunKind = Literal["run", "validate", "capture", "fabric", "accept"]
+RunKind = Literal["run", "validate", "capture", "fabric", "accept", "conformance"]
 # Runs that hold no node snapshots (a report of "the latest run" skips them).
-RUNS_WITHOUT_SNAPSHOTS: tuple[RunKind, ...] = ("fabric", "accept")
+RUNS_WITHOUT_SNAPSHOTS: tuple[RunKind, ...] = ("fabric", "accept", "conformance")
 # What playbooks/patch.yml did to a node (its `gpurack_patch` fact): updated and back in
 # service, nothing to do, cordoned and kept out by gpurack, or refused by the pre-check.
 PatchOutcome = Literal["patched", "unchanged", "held", "refused"]
@@ -203,6 +203,7 @@ class RunView:
     nodes: tuple[SnapshotView, ...]
     acceptance: AcceptanceView | None = None  # an accept run's job, outcome and seven rows
     patches: tuple[PatchRecord, ...] = ()
+    results: tuple[Mapping[str, Any], ...] = ()  # a conformance run's results, about the cluster
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,6 +31,7 @@ PREFIX = "gpurack.io/"
 # Every key a pool (gpurack_pool) may have: anything else is refused, so a misspelt
 # `wrkload` is an error instead of a silently ignored key.
 # model_cache: where an inference pool's nodes keep models and how much (platform/serving.py checks it).
+# allocation: how pods get the pool's GPUs (ALLOCATIONS; platform/dra.py renders a dra pool's objects).
 POOL_KEYS = (
     "name",
     "workload",
@@ -40,6 +41,7 @@ POOL_KEYS = (
     "cost",
     "min_available",
     "model_cache",
+    "allocation",
     *SHARING_KEYS,
 )
 # A pool's price (`gpurack_pool.cost`), for `gpurack cost`: per GPU-hour, in the site's currency.
@@ -47,6 +49,10 @@ COST_KEYS = ("gpu_hour",)
 TAINT_KEYS = ("key", "value", "effect")
 WORKLOADS = ("distributed-training", "inference", "batch")
 SHARING = ("full-gpu", "mig", "time-slicing")
+# device-plugin (the default): the extended resource nvidia.com/gpu; dra: a ResourceClaim of the
+# pool's DeviceClass (docs/dra.md).
+ALLOCATIONS = ("device-plugin", "dra")
+DEFAULT_ALLOCATION = "device-plugin"
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 VALIDATING_TAINT = {"key": f"{PREFIX}validating", "value": "", "effect": "NoSchedule"}
 DERIVED_KEYS = tuple(
@@ -242,6 +248,27 @@ def pool_errors(pool: object) -> list[str]:
     if isinstance(floor, bool) or not isinstance(floor, int) or floor < 0:
         errors.append(f"pool.min_available must be a whole number of nodes of at least 0, got {floor!r}")
     errors.extend(sharing_errors(pool))
+    errors.extend(_allocation_errors(pool))
+    return errors
+
+
+def _allocation_errors(pool: Mapping[Any, Any]) -> list[str]:
+    """pool.allocation, when given: one of ALLOCATIONS; dra only on a full-gpu training or batch pool."""
+    allocation = pool.get("allocation", DEFAULT_ALLOCATION)
+    if allocation not in ALLOCATIONS:
+        return [f"pool.allocation must be one of {', '.join(ALLOCATIONS)}; got {allocation!r}"]
+    if allocation != "dra":
+        return []
+    errors = []
+    # gpurack's MIG and time-slicing settings configure NVIDIA's device plugin; a DRA driver
+    # shares devices its own way (its claims' config), which gpurack does not render.
+    if pool.get("sharing") not in (None, "full-gpu"):
+        errors.append(f"pool.allocation dra needs sharing full-gpu, got {pool.get('sharing')!r}")
+    # The inference services' Deployments ask for nvidia.com/gpu, which a DRA pool's nodes lack.
+    if pool.get("workload") == "inference":
+        errors.append(
+            "pool.allocation dra is for training and batch pools: inference services ask for nvidia.com/gpu"
+        )
     return errors
 
 

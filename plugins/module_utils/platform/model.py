@@ -17,6 +17,9 @@ DEFAULT_OBSERVABILITY_NAMESPACE = "gpurack-observability"
 DEFAULT_GPU_OPERATOR_NAMESPACE = "gpu-operator"
 # prometheus-adapter's upstream image (gpurack_metrics_adapter_image: a mirror's, or the lab's).
 DEFAULT_METRICS_ADAPTER_IMAGE = "registry.k8s.io/prometheus-adapter/prometheus-adapter:v0.12.0"
+# The DRA driver whose devices a dra pool's DeviceClass selects (gpurack_dra_driver): NVIDIA's
+# GPU driver on a real site (docs/dra.md).
+DEFAULT_DRA_DRIVER = "gpu.nvidia.com"
 # Where the kueue role installs Kueue's controller (its release manifest names it).
 KUEUE_NAMESPACE = "kueue-system"
 # Kubernetes' own namespaces.
@@ -153,6 +156,8 @@ class Pool:
     model_cache: ModelCacheConfig | None = None  # inference pools only
     # Kueue Topology levels of its flavor, coarsest first, ending at the hostname; () for none.
     topology: tuple[str, ...] = ()
+    # device-plugin (nvidia.com/gpu) or dra (a DeviceClass and ResourceClaimTemplates; dra.py)
+    allocation: str = "device-plugin"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -165,6 +170,7 @@ class Pool:
             "gpus_source": self.gpus_source,
             "model_cache": self.model_cache.to_dict() if self.model_cache else None,
             "topology": list(self.topology),
+            "allocation": self.allocation,
         }
 
 
@@ -229,6 +235,7 @@ class Site:
     # metrics there ("" when unknown; refused while a team serves).
     prometheus_url: str = ""
     metrics_adapter_image: str = DEFAULT_METRICS_ADAPTER_IMAGE
+    dra_driver: str = DEFAULT_DRA_DRIVER
 
     def pool(self, name: str) -> Pool:
         return next(p for p in self.pools if p.name == name)
@@ -251,6 +258,7 @@ class Site:
             "gpu_operator_namespace": self.gpu_operator_namespace,
             "prometheus_url": self.prometheus_url,
             "metrics_adapter_image": self.metrics_adapter_image,
+            "dra_driver": self.dra_driver,
         }
 
 

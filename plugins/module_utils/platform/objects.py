@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.capacity import quota_errors
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.dra import dra_objects
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.gpu_operator import (
     gpu_operator_objects,
 )
@@ -21,13 +22,14 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.tenancy
 
 SECTIONS: dict[str, Callable[[Site], list[dict[str, Any]]]] = {
     "tenancy": tenancy_objects,
+    "dra": dra_objects,
     "kueue": kueue_objects,
     "inference": inference_objects,
     "gpu_operator": gpu_operator_objects,
     "observability": observability_objects,
 }
 # What the teams need; gpu_operator and observability are their roles' own (render writes all).
-DEFAULT_SECTIONS = ("tenancy", "kueue", "inference")
+DEFAULT_SECTIONS = ("tenancy", "dra", "kueue", "inference")
 # Namespaces before anything namespaced, cluster-scoped Kueue objects before the queues that
 # name them; within a rank, the builders' own order (by namespace, then name).
 KIND_RANK = {
@@ -35,6 +37,7 @@ KIND_RANK = {
     "PriorityClass": 1,
     "WorkloadPriorityClass": 1,
     "ResourceFlavor": 2,
+    "DeviceClass": 2,
     "ClusterQueue": 3,
 }
 NAMESPACED_RANK = 4

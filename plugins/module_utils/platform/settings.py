@@ -1,8 +1,8 @@
 # Copyright: (c) 2026, gpurack maintainers
 # Apache License 2.0 (see LICENSE)
 """The site-wide platform settings: gpurack_cohort, gpurack_quota_overcommit,
-gpurack_object_store, gpurack_priority_classes, gpurack_prometheus_url and
-gpurack_metrics_adapter_image, each checked with a message naming it."""
+gpurack_object_store, gpurack_priority_classes, gpurack_prometheus_url,
+gpurack_metrics_adapter_image and gpurack_dra_driver, each checked with a message naming it."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.names import (
     label_value_error,
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.model import (
+    DEFAULT_DRA_DRIVER,
     DEFAULT_METRICS_ADAPTER_IMAGE,
     DEFAULT_PRIORITY_CLASSES,
     ObjectStore,
@@ -171,3 +172,16 @@ def metrics_adapter_image_from(raw: object) -> str:
             f"got {raw!r}"
         )
     return raw
+
+
+def dra_driver_from(raw: object) -> str:
+    """gpurack_dra_driver, the driver a dra pool's DeviceClass selects; NVIDIA's when unset.
+
+    Raises:
+        ValueError: not a DNS subdomain (a DRA driver's name is one, e.g. gpu.nvidia.com).
+    """
+    if raw is None or raw == "":
+        return DEFAULT_DRA_DRIVER
+    if err := dns_subdomain_error("gpurack_dra_driver", raw, DEFAULT_DRA_DRIVER):
+        raise ValueError(err)
+    return str(raw)

@@ -13,13 +13,17 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Optional, TypeVar
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.checks import validate_expect
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.labels.derive import pool_errors
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.labels.derive import (
+    DEFAULT_ALLOCATION,
+    pool_errors,
+)
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.names import (
     dns_label_error,
     dns_subdomain_error,
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.model import (
     DEFAULT_COHORT,
+    DEFAULT_DRA_DRIVER,
     DEFAULT_GPU_OPERATOR_NAMESPACE,
     DEFAULT_OBSERVABILITY_NAMESPACE,
     ModelCacheConfig,
@@ -38,6 +42,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.serving
     serving_errors,
 )
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.settings import (
+    dra_driver_from,
     metrics_adapter_image_from,
     object_store_from,
     overcommit_from,
@@ -112,6 +117,7 @@ _SETTINGS = (
     ("gpu_operator_namespace", "gpu_operator_namespace", DEFAULT_GPU_OPERATOR_NAMESPACE),
     ("prometheus_url", "gpurack_prometheus_url", None),
     ("metrics_adapter_image", "gpurack_metrics_adapter_image", None),
+    ("dra_driver", "gpurack_dra_driver", None),
 )
 
 
@@ -128,6 +134,7 @@ def _pool_from_dict(raw: Mapping[str, Any]) -> Pool:
     if source not in ("facts", "expect") or isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < 0:
         raise ValueError("gpus must be a count of 0 or more, from facts or expect")
     definition = {k: raw[k] for k in ("name", "workload", "sharing", "taints")}
+    definition["allocation"] = raw.get("allocation", DEFAULT_ALLOCATION)
     if errors := pool_errors(definition):
         raise ValueError("; ".join(errors))
     cache = raw.get("model_cache")
@@ -142,6 +149,7 @@ def _pool_from_dict(raw: Mapping[str, Any]) -> Pool:
         gpus_source=source,
         model_cache=model_cache,
         topology=tuple(str(level) for level in raw.get("topology") or ()),
+        allocation=str(definition["allocation"]),
     )
 
 
@@ -169,6 +177,7 @@ def _site(pools: tuple[Pool, ...], errors: list[str], **raw: Any) -> Site:
     classes = _checked(errors, priority_classes_from, raw["priority_classes"], no_classes)
     prometheus_url = _checked(errors, prometheus_url_from, raw["prometheus_url"], "")
     adapter_image = _checked(errors, metrics_adapter_image_from, raw["metrics_adapter_image"], "")
+    dra_driver = _checked(errors, dra_driver_from, raw["dra_driver"], DEFAULT_DRA_DRIVER)
     platform = platform_namespaces(
         str(namespaces["observability_namespace"]), str(namespaces["gpu_operator_namespace"]), store
     )
@@ -193,6 +202,7 @@ def _site(pools: tuple[Pool, ...], errors: list[str], **raw: Any) -> Site:
         priority_classes=classes,
         prometheus_url=prometheus_url,
         metrics_adapter_image=adapter_image,
+        dra_driver=dra_driver,
         **{key: str(name) for key, name in namespaces.items()},
     )
     # A service on a pool its team cannot serve from is refused before any object is built.
@@ -256,7 +266,8 @@ def _pool(name: str, members: list[_Member], site_vars: Mapping[str, Any], error
     first_host, first, _gpus, _source, cache, _levels = members[0]
     for host, pool, _gpus, _source, other_cache, _levels in members[1:]:
         if _identity(pool) != _identity(first):
-            errors.append(f"pool {name}: hosts {first_host} and {host} differ in workload, sharing or taints")
+            what = "workload, sharing, allocation or taints"
+            errors.append(f"pool {name}: hosts {first_host} and {host} differ in {what}")
         elif other_cache != cache:
             errors.append(
                 f"pool {name}: hosts {first_host} and {host} differ in their model cache's path or size"
@@ -271,6 +282,7 @@ def _pool(name: str, members: list[_Member], site_vars: Mapping[str, Any], error
         gpus_source="facts" if all(m[3] == "facts" for m in members) else "expect",
         model_cache=cache,
         topology=pool_topology([m[5] for m in members], site_vars),
+        allocation=str(first.get("allocation", DEFAULT_ALLOCATION)),
     )
 
 
@@ -279,7 +291,8 @@ def _taint(raw: Mapping[str, Any]) -> dict[str, str]:
 
 
 def _identity(pool: Mapping[str, Any]) -> tuple[object, ...]:
-    return (pool.get("workload"), pool.get("sharing"), [_taint(t) for t in pool.get("taints") or []])
+    taints = [_taint(t) for t in pool.get("taints") or []]
+    return (pool.get("workload"), pool.get("sharing"), pool.get("allocation", DEFAULT_ALLOCATION), taints)
 
 
 def _host_gpus(hv: Mapping[str, Any]) -> tuple[int, str]:

@@ -18,6 +18,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.common 
     obj,
     team_labels,
 )
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.dra import device_quota_resource
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.platform.model import ObjectStore, Site, Team
 
 ROLE_NAME = "gpurack-team"
@@ -89,7 +90,8 @@ def resource_quota(site: Site, team: Team) -> dict[str, Any]:
     """The most Kueue can ever admit for the team (nominal + borrowable, over its pools).
 
     Kueue decides admission; the quota is the backstop for pods that bypass it, so it must not
-    refuse a pod that Kueue admitted on borrowed quota.
+    refuse a pod that Kueue admitted on borrowed quota. A dra pool's devices, which Kueue does not
+    count (dra.py), are capped per pool by its DeviceClass's quota.
     """
     most = [ceiling(site, team, pool) for pool in sorted(team.quota)]
     cpu = str(quantity.total([m.cpu for m in most if m.cpu is not None]))
@@ -103,8 +105,11 @@ def resource_quota(site: Site, team: Team) -> dict[str, Any]:
         f"requests.{GPU_RESOURCE}": str(sum(m.gpus or 0 for m in most)),
         "requests.storage": str(team.storage),
     }
+    for pool in site.pools:
+        if pool.allocation == "dra" and pool.name in team.quota:
+            hard[device_quota_resource(pool.name)] = str(ceiling(site, team, pool.name).gpus or 0)
     meta = metadata(QUOTA_NAME, team.name, **team_labels(team.name))
-    return obj("v1", "ResourceQuota", meta, spec={"hard": hard})
+    return obj("v1", "ResourceQuota", meta, spec={"hard": dict(sorted(hard.items()))})
 
 
 def limit_range(team: Team) -> dict[str, Any]:

@@ -22,6 +22,7 @@ BUILTIN: tuple[str, ...] = (
     "fabric",
     "run",
     "accept",
+    "conformance",
     "inventory",
     "queue",
     "report",

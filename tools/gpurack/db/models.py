@@ -267,6 +267,21 @@ class AcceptanceStep(Base):
     verdict: Mapped[str] = mapped_column(String(8))
 
 
+class RunResult(Base):
+    """One result of a run about the cluster rather than a node (`gpurack conformance`), in the
+    one result shape, in the run's order."""
+
+    __tablename__ = "run_results"
+    __table_args__ = (UniqueConstraint("run_id", "position", name="uq_run_results_run_position"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
+    position: Mapped[int] = mapped_column(Integer)
+    check_id: Mapped[str] = mapped_column(String(128))
+    verdict: Mapped[str] = mapped_column(String(8))
+    result: Mapped[dict[str, Any]] = mapped_column(JsonType)
+
+
 class NodePatch(Base):
     """What one patch run did to one node: its outcome, the steps' times, kernel and driver before
     and after, and the validation gate's verdict (the node's last `gpurack_patch` fact)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import and_, func, select
 from sqlalchemy.orm import Session, selectinload
@@ -28,12 +29,13 @@ from gpurack.db.views import (
     node_row,
     run_acceptance,
     run_patches,
+    run_results,
     run_row,
     snapshot_ids,
     snapshot_view,
     summary,
 )
-from gpurack.db.writes import write_acceptance, write_links, write_run
+from gpurack.db.writes import write_acceptance, write_links, write_run, write_run_results
 from gpurack.hoststate import HostState
 from gpurack.records import (
     AcceptanceRecord,
@@ -80,6 +82,10 @@ class Repository:
     def write_acceptance(self, run: RunRecord, acceptance: AcceptanceRecord) -> int:
         """Store one accept run and its rows in one transaction; return its id."""
         return self.database.transact(lambda session: write_acceptance(session, run, acceptance))
+
+    def write_run_results(self, run: RunRecord, results: Sequence[Mapping[str, Any]]) -> int:
+        """Store one run and its results about the cluster in one transaction; return its id."""
+        return self.database.transact(lambda session: write_run_results(session, run, results))
 
     def set_k8s_node_name(self, host: str, name: str) -> None:
         """Set the Kubernetes node name of a known host (UsageError when unknown)."""
@@ -275,6 +281,7 @@ class Repository:
                 nodes=tuple(snapshot_view(node, snap, states[snap.id]) for node, snap in rows),
                 acceptance=run_acceptance(session, run.id) if run.kind == "accept" else None,
                 patches=run_patches(session, run.id),
+                results=run_results(session, run.id),
             )
 
     def export_rows(self) -> list[ExportRow]:

@@ -17,6 +17,7 @@ from gpurack.db.models import (
     Node,
     NodePatch,
     Run,
+    RunResult,
     Snapshot,
 )
 from gpurack.errors import UsageError
@@ -153,6 +154,12 @@ def run_patches(session: Session, run_id: int) -> tuple[PatchRecord, ...]:
         .order_by(Node.host)
     )
     return tuple(patch_record(host, row) for host, row in session.execute(query))
+
+
+def run_results(session: Session, run_id: int) -> tuple[dict[str, Any], ...]:
+    """The results of a run about the cluster (conformance), in their order."""
+    query = select(RunResult).where(RunResult.run_id == run_id).order_by(RunResult.position)
+    return tuple(dict(check_entity(row).result) for row in session.scalars(query))
 
 
 def patch_record(host: str, row: NodePatch) -> PatchRecord:

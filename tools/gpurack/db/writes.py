@@ -29,6 +29,7 @@ from gpurack.db.models import (
     Node,
     NodePatch,
     Run,
+    RunResult,
     Snapshot,
     SwitchLink,
     utcnow,
@@ -250,4 +251,24 @@ def write_acceptance(session: Session, run: RunRecord, acceptance: AcceptanceRec
     ]
     if steps:
         session.connection().execute(insert(AcceptanceStep), steps)
+    return run_row.id
+
+
+def write_run_results(session: Session, run: RunRecord, results: Sequence[Mapping[str, Any]]) -> int:
+    """Insert a run whose results are about the cluster (conformance) and one RunResult per
+    result, in order; return the run id."""
+    run_row, _ = _add_run(session, run)
+    session.flush()
+    rows = [
+        {
+            "run_id": run_row.id,
+            "position": position,
+            "check_id": str(result.get("id") or ""),
+            "verdict": str(result.get("verdict") or ""),
+            "result": dict(result),
+        }
+        for position, result in enumerate(results, start=1)
+    ]
+    if rows:
+        session.connection().execute(insert(RunResult), rows)
     return run_row.id

@@ -115,6 +115,16 @@ class Store:
             raise UsageError(f"acceptance run {acceptance.name} ends before it starts")
         return self._repo.write_acceptance(run, acceptance)
 
+    def record_run_results(self, run: RunRecord, results: Sequence[Mapping[str, Any]]) -> int:
+        """Store one conformance run and its results (the one result shape); return the run id.
+
+        Raises:
+            UsageError: `run` is not of kind "conformance".
+        """
+        if run.kind != "conformance":
+            raise UsageError(f"cannot record cluster results in a {run.kind!r} run")
+        return self._repo.write_run_results(run, results)
+
     def acceptance_runs(
         self, since: datetime | None = None, until: datetime | None = None
     ) -> list[AcceptanceView]:

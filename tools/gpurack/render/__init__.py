@@ -7,6 +7,7 @@ records; the shapes it reads are the Protocols in `gpurack.render.shapes`.
 from __future__ import annotations
 
 from gpurack.render.acceptance import acceptance_report
+from gpurack.render.conformance import conformance_report
 from gpurack.render.console import (
     PROG,
     error,
@@ -37,6 +38,7 @@ __all__ = [
     "capture_summary",
     "comparison",
     "comparisons",
+    "conformance_report",
     "error",
     "fabric_report",
     "facts_tables",

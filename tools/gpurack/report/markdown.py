@@ -52,6 +52,7 @@ def markdown(doc: Mapping[str, Any]) -> str:
         out.append(_table(header, (_node_row(n) for n in doc["nodes"])))
     out.append(_acceptance(doc.get("acceptance")))
     out.append(_patch(doc.get("patch")))
+    out.append(_results(doc.get("results")))
     out.append(_homogeneity(doc.get("homogeneity") or {}))
     out.extend(_node(n) for n in doc["nodes"])
     return "".join(out)
@@ -80,6 +81,23 @@ def _acceptance(acc: Mapping[str, Any] | None) -> str:
     else:
         facts = f"Queue wait {escape(formatting.duration(acc['queue_wait_s']))}; GPUs held {span}"
     return f"## Acceptance\n\n{facts}\n\n{_table(header, rows)}\n"
+
+
+def _results(results: Sequence[Mapping[str, Any]] | None) -> str:
+    """`## Results`: a conformance run's results about the cluster, in order; nothing for other runs."""
+    if not results:
+        return ""
+    header = ("verdict", "test", "requirement", "reason")
+    rows = (
+        [
+            escape(text.verdict_word(r["verdict"])),
+            cell_code(r["id"]),
+            escape(r["component"]),
+            escape(r["reason"]),
+        ]
+        for r in results
+    )
+    return f"## Results\n\n{_table(header, rows)}\n"
 
 
 def _patch(patch: Mapping[str, Any] | None) -> str:

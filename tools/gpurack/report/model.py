@@ -44,6 +44,9 @@ def build(view: RunView) -> dict[str, Any]:
     counts = summary(nodes)
     if acceptance is not None:  # an accept run has rows, not nodes: its verdict is theirs
         counts["verdict"] = acceptance["verdict"]
+    results = [check_entry(r) for r in view.results] or None
+    if results:  # a conformance run's results are about the cluster: its verdict is theirs
+        counts["verdict"] = node_verdict(view.results).value
     return {
         "schema_version": SCHEMA_VERSION,
         "generator": f"gpurack {__version__}",
@@ -61,6 +64,7 @@ def build(view: RunView) -> dict[str, Any]:
         "homogeneity": homogeneity_entry(view.nodes),
         "acceptance": acceptance,
         "patch": patch_entry(view.patches),
+        "results": results,
     }
 
 

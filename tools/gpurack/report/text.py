@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.results import VERDICT_ORDER
@@ -35,11 +35,20 @@ def summary_line(doc: Mapping[str, Any]) -> str:
         return acceptance_line(doc["acceptance"])
     if doc.get("patch") and not doc["nodes"]:
         return patch_line(doc["patch"])
+    if doc.get("results") and not doc["nodes"]:
+        return results_line(doc["results"])
     counts = doc["summary"]
     parts = [f"{counts[v.value]} {v.value}" for v in VERDICT_ORDER if counts[v.value]]
     if counts["unchecked"]:
         parts.append(f"{counts['unchecked']} without checks")
     return f"{formatting.plural(counts['nodes'], 'node')}: {', '.join(parts) or 'none recorded'}"
+
+
+def results_line(results: Sequence[Mapping[str, Any]]) -> str:
+    """`11 results about the cluster: 1 fail, 5 pass, 5 skip` (a conformance run's)."""
+    counts = {v.value: sum(1 for r in results if r["verdict"] == v.value) for v in VERDICT_ORDER}
+    parts = [f"{counts[v.value]} {v.value}" for v in VERDICT_ORDER if counts[v.value]]
+    return f"{formatting.plural(len(results), 'result')} about the cluster: {', '.join(parts)}"
 
 
 def check_title(finding: Mapping[str, Any]) -> str:

@@ -340,6 +340,7 @@ def test_pool_keys_are_the_documented_ones() -> None:
         "cost",
         "min_available",
         "model_cache",
+        "allocation",
         "time_slicing",
         "mig",
     )

@@ -151,9 +151,8 @@ def test_site_from_hostvars_refuses_a_bad_pool_and_disagreeing_hosts() -> None:
     found["h200-inf-01"]["gpurack_pool"]["wrkload"] = "batch"
     with pytest.raises(PlatformInputError) as caught:
         site_from_hostvars(found, sorted(found), site_vars())
-    assert "pool h100-train-a: hosts h100-a-01 and h100-a-02 differ in workload, sharing or taints" in str(
-        caught.value
-    )
+    differ = "differ in workload, sharing, allocation or taints"
+    assert f"pool h100-train-a: hosts h100-a-01 and h100-a-02 {differ}" in str(caught.value)
     assert "host h200-inf-01: gpurack_pool: pool: unknown key 'wrkload'" in str(caught.value)
 
 
