@@ -113,6 +113,7 @@ attributes:
     description: Runs only the tests that read or dry-run; those that create objects are C(skip) with why.
   diff_mode:
     support: none
+    description: The module reports test results, not a change to compare.
 """
 
 EXAMPLES = r"""

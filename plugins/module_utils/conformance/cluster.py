@@ -12,9 +12,10 @@ import json
 import time
 import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Optional, Protocol, TypeVar
+
+from ansible.module_utils.urls import open_url
 
 T = TypeVar("T")
 
@@ -62,7 +63,7 @@ class KubeCluster:
         self._prometheus = prometheus_url.rstrip("/")
 
     def _call(self, method: str, path: str, body: Any = None, query: Sequence[tuple[str, str]] = ()) -> bytes:
-        path, _, text = path.partition("?")
+        path, text = [*path.split("?", 1), ""][:2]
         params = [*urllib.parse.parse_qsl(text), *query]
         try:
             answer = self._dynamic.request(method, path, body=body, query_params=params, serialize=False)
@@ -97,7 +98,7 @@ class KubeCluster:
             raise ApiError(0, "no Prometheus URL (conformance_prometheus_url)")
         url = f"{self._prometheus}/api/v1/query?{urllib.parse.urlencode({'query': promql})}"
         try:
-            with urllib.request.urlopen(url, timeout=10) as answer:
+            with open_url(url, timeout=10) as answer:
                 data = json.load(answer)
         except (urllib.error.URLError, OSError, ValueError) as exc:
             raise ApiError(0, f"Prometheus at {self._prometheus}: {exc}") from None
