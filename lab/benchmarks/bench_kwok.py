@@ -78,7 +78,8 @@ def _pools() -> tuple[dict[str, Any], dict[str, Any]]:
     """The lab's HGX training pool, and an inference pool on the same hardware (every 4th leaf)."""
     training: dict[str, Any] = yaml.safe_load(POOL_FILE.read_text())["gpurack_pool"]
     name = "lab-hgx-h100x8-inference"
-    inference = {**training, "name": name, "workload": "inference"}
+    # An inference pool hands out nvidia.com/gpu (a DRA allocation is for training and batch).
+    inference = {**training, "name": name, "workload": "inference", "allocation": "device-plugin"}
     inference["taints"] = [{"key": "gpurack.io/pool", "value": name, "effect": "NoSchedule"}]
     return training, inference
 

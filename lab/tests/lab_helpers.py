@@ -14,8 +14,11 @@ from typing import Any
 
 import pytest
 from gpurack import cli
+from gpurack.errors import ExitCode
 from gpurack.harvest import job_events
+from gpurack.runner import RunRequest, run_playbook
 from gpurack_lab import disks, docker, rack
+from gpurack_lab.paths import playbook
 from gpurack_lab.ssh import ssh_argv
 from gpurack_lab.state import NETWORK, lab_dir, load
 from kubernetes.client.exceptions import ApiException
@@ -168,6 +171,16 @@ def ensure_site(capsys: pytest.CaptureFixture[str]) -> None:
         return
     code, result = json_run(["run", "site", "-i", str(rack.hosts_file().parent)], capsys)
     assert code == 0, result
+
+
+def ensure_dra_driver() -> None:
+    """The example DRA driver on the H100 pool (lab/playbooks/lab_dra.yml, as `make run` runs it):
+    a DRA pool's DeviceClass exists from site on, its devices only once the driver publishes them.
+    The playbook is idempotent, so each test that needs the driver runs it."""
+    result = run_playbook(
+        RunRequest(playbook=playbook("lab_dra"), inventory=rack.hosts_file().parent), lab_dir() / "runs"
+    )
+    assert result.exit_code == ExitCode.OK, result
 
 
 def wait(what: str, probe: Callable[[], Any], timeout_s: float = 180.0, every_s: float = 3.0) -> Any:

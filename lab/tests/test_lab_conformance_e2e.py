@@ -23,7 +23,7 @@ import pytest
 import yaml
 from gpurack_lab import lab_kubernetes, rack
 from kubernetes import client, config
-from lab_helpers import LabCluster, ensure_site, json_run
+from lab_helpers import LabCluster, ensure_dra_driver, ensure_site, json_run
 
 pytestmark = pytest.mark.kubernetes
 
@@ -35,6 +35,7 @@ NEVER_HERE = {"ai_inference": "Not Implemented", "cluster_autoscaling": "N/A"}
 @pytest.fixture
 def inventory(lab_cluster: LabCluster, capsys: pytest.CaptureFixture[str]) -> str:
     ensure_site(capsys)
+    ensure_dra_driver()  # the H100 pool is a DRA pool: its claim test needs the driver's devices
     return str(rack.hosts_file().parent)
 
 

@@ -14,15 +14,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from gpurack.errors import ExitCode
-from gpurack.runner import RunRequest, run_playbook
-from gpurack_lab import lab_kubernetes, rack
-from gpurack_lab.paths import playbook
-from gpurack_lab.state import lab_dir
+from gpurack_lab import lab_kubernetes
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 from kueue_jobs import HGX, NETCHECK
-from lab_helpers import RESTRICTED, LabCluster, ensure_site, ssh
+from lab_helpers import RESTRICTED, LabCluster, ensure_dra_driver, ensure_site, ssh
 from lab_helpers import wait as _wait
 
 pytestmark = pytest.mark.kubernetes
@@ -38,10 +34,7 @@ def cluster(lab_cluster: LabCluster, capsys: pytest.CaptureFixture[str]) -> Iter
     """The session cluster with the site applied and the example DRA driver on the H100 pool."""
     assert lab_cluster.grow(2) == 0
     ensure_site(capsys)
-    result = run_playbook(
-        RunRequest(playbook=playbook("lab_dra"), inventory=rack.hosts_file().parent), lab_dir() / "runs"
-    )
-    assert result.exit_code == ExitCode.OK, result
+    ensure_dra_driver()
     config.load_kube_config(config_file=str(lab_kubernetes.kubeconfig()))
     try:
         yield lab_cluster
