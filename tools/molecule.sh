@@ -6,6 +6,13 @@
 #   tools/molecule.sh default              the named ones (make molecule-default, molecule-raid0)
 #   GPURACK_MOLECULE_CHECK=0 tools/molecule.sh    skip the `molecule check` (--check --diff) pass
 #   GPURACK_MOLECULE_KEEP=1 tools/molecule.sh X   leave the container (and its loop disks) up
+#   GPURACK_MOLECULE_RERUN=1 tools/molecule.sh    run a scenario even if it passed on the same inputs
+#
+# A pass is kept: a scenario that passed every action is recorded under the digest of every
+# file it reads (tools/molecule_inputs.py: the scenario, the roles and plugins it reaches, the
+# image scripts, the pinned tools), in ~/.cache/gpurack/molecule-passed/, and is not run again
+# while that digest is the same; a change to any of those files runs it. docs/molecule.md says
+# why this is safe.
 #
 # Per scenario: fresh 1 GiB sparse files under /tmp/gpurack-molecule/<scenario>/, attached
 # as loop devices and given to the container as /dev/nvme0n1 and /dev/nvme1n1
@@ -29,6 +36,7 @@ WORK=/tmp/gpurack-molecule
 LOGDIR=${GPURACK_MOLECULE_LOGDIR:-$ROOT/.cache/molecule-logs}
 DISK_SIZE=${GPURACK_MOLECULE_DISK_SIZE:-1G}
 RUN_CHECK=${GPURACK_MOLECULE_CHECK:-1}
+PASSED_DIR=${XDG_CACHE_HOME:-$HOME/.cache}/gpurack/molecule-passed
 mkdir -p "$WORK" "$LOGDIR"
 
 die() { echo "molecule.sh: $*" >&2; exit 1; }
@@ -161,9 +169,32 @@ ensure_dockerd
 lab/images/build-node-image.sh
 flock -u 8
 
+# The scenario's pass on these exact inputs, when one is recorded (empty otherwise).
+passed_before() {   # $1 scenario, $2 digest
+  [[ -z ${GPURACK_MOLECULE_RERUN:-} && -f $PASSED_DIR/$1.$2 ]] && cat "$PASSED_DIR/$1.$2"
+}
+
+# Only a full run (every action, check included, the instance destroyed) is recorded.
+record_pass() {   # $1 scenario, $2 digest
+  [[ ${RESULT[$1]} == passed && $RUN_CHECK == 1 && -z ${GPURACK_MOLECULE_KEEP:-} ]] || return 0
+  mkdir -p "$PASSED_DIR"
+  printf 'passed %s in %s s (%s)\n' "$(date -u +%FT%TZ)" "${TOTAL[$1]}" "$(git rev-parse --short HEAD 2>/dev/null || echo '-')" \
+    >"$PASSED_DIR/$1.$2"
+}
+
 for s in "${SCENARIOS[@]}"; do
   [[ -f molecule/$s/molecule.yml ]] || die "no scenario molecule/$s"
+  read -r digest nfiles < <(python3 tools/molecule_inputs.py "$s") || true
+  [[ -n ${digest:-} ]] || die "tools/molecule_inputs.py gave no digest for $s"
+  if before=$(passed_before "$s" "$digest"); then
+    echo "== $s: not run: $before on these exact inputs ($nfiles files, digest ${digest:0:16});" \
+      "GPURACK_MOLECULE_RERUN=1 runs it"
+    RESULT[$s]=kept
+    TOTAL[$s]=0
+    continue
+  fi
   run_scenario "$s"
+  record_pass "$s" "$digest"
 done
 
 # One row per scenario, one column per action in the order they ran (seconds; skip: the
@@ -177,6 +208,6 @@ for s in "${SCENARIOS[@]}"; do
   cells=()
   for i in "${!ACTIONS[@]}"; do cells+=("${SECS[$s:$i]:--}"); done
   row "$s" "${RESULT[$s]}" "${cells[@]}" "${TOTAL[$s]}"
-  [[ ${RESULT[$s]} == passed ]] || rc=1
+  [[ ${RESULT[$s]} == passed || ${RESULT[$s]} == kept ]] || rc=1
 done
 exit $rc

@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""Print one digest of every file a Molecule scenario's result depends on.
+
+    tools/molecule_inputs.py SCENARIO           the sha256 and the number of files
+    tools/molecule_inputs.py SCENARIO --list    the files, one per line
+
+tools/molecule.sh keeps a scenario's pass under this digest and does not run it again while
+the digest is the same (docs/molecule.md, "A pass is kept"). So the set must hold everything
+the run reads: the scenario and the shared Molecule files, the scripts that build the node
+image and the VM, the pinned tool versions, every role the scenario names (and the roles
+those name), every module, action and filter plugin they name (by FQCN: roles outside the
+collection's own plays must, and these roles do), the module_utils files those import, and
+the real capture the default scenario replays. Molecule's own configuration enables only
+profile_tasks, so the checkout's preload callback is not part of a run. A file left out here would let a
+change pass unseen; a file too many only costs a run.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import os
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+FQCN = re.compile(r"gpurack\.bootstrap\.(\w+)")
+UTILS_PACKAGE = "ansible_collections.gpurack.bootstrap.plugins.module_utils"
+ALWAYS = (
+    "tools/molecule.sh",
+    "tools/molecule_inputs.py",
+    "ansible.cfg",
+    "pyproject.toml",
+    "requirements",
+    ".config/molecule",
+    "molecule/resources",
+    "lab/images/build-node-image.sh",
+    "lab/images/vm.sh",
+    "lab/images/build-vm-image.sh",
+    "../shared/fixtures/hw/h200x1",
+)
+
+
+def _files(path: Path) -> list[Path]:
+    if path.is_file():
+        return [path]
+    if not path.is_dir():
+        return []
+    return sorted(p for p in path.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+
+
+def _filter_files(name: str) -> set[Path]:
+    """The filter plugin files that define `name` (a filter's name is a key of its file's
+    filters() mapping; its sidecar documentation file carries the same name)."""
+    if not (ROOT / "plugins/filter" / f"{name}.yml").is_file():
+        return set()
+    quoted = re.compile(rf"[\"']{re.escape(name)}[\"']")
+    folder = ROOT / "plugins/filter"
+    found = {p for p in folder.glob("*.py") if quoted.search(p.read_text(encoding="utf-8"))}
+    return found | {folder / f"{name}.yml"}
+
+
+def _utils_imports(source: Path) -> set[Path]:
+    """The module_utils files a Python plugin imports, each package's __init__ included."""
+    found: set[Path] = set()
+    tree = ast.parse(source.read_text(encoding="utf-8"), str(source))
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith(UTILS_PACKAGE):
+            names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names if a.name.startswith(UTILS_PACKAGE)]
+        for name in names:
+            base = ROOT / "plugins/module_utils"
+            found.add(base / "__init__.py")
+            for part in name[len(UTILS_PACKAGE) :].strip(".").split("."):
+                base = base / part
+                found |= {base.with_suffix(".py"), base / "__init__.py"}
+    return {path for path in found if path.is_file()}
+
+
+def scenario_inputs(scenario: str) -> list[Path]:
+    """Every file the scenario's result depends on, sorted."""
+    inputs: set[Path] = set()
+    for name in (*ALWAYS, f"molecule/{scenario}"):
+        inputs.update(_files(ROOT / name))
+    pending = sorted(inputs)
+    seen_names: set[str] = set()
+    while pending:
+        path = pending.pop()
+        found: set[Path] = set()
+        if path.suffix == ".py" and ROOT / "plugins" in path.parents:
+            found |= _utils_imports(path)
+        if path.suffix in (".yml", ".yaml", ".j2", ".py"):
+            for name in set(FQCN.findall(path.read_text(encoding="utf-8", errors="replace"))) - seen_names:
+                seen_names.add(name)
+                found.update(_files(ROOT / "roles" / name))
+                found.update(_files(ROOT / "plugins/modules" / f"{name}.py"))
+                found.update(_files(ROOT / "plugins/action" / f"{name}.py"))
+                found.update(_filter_files(name))
+        new = found - inputs
+        inputs |= new
+        pending.extend(sorted(new))
+    return sorted(inputs)
+
+
+def digest(paths: list[Path]) -> str:
+    sha = hashlib.sha256()
+    for path in paths:
+        sha.update(f"{os.path.relpath(path, ROOT)}\0{path.stat().st_mode & 0o111}\0".encode())
+        sha.update(hashlib.sha256(path.read_bytes()).digest())
+    return sha.hexdigest()
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) not in (1, 2) or (len(argv) == 2 and argv[1] != "--list"):
+        print("usage: molecule_inputs.py SCENARIO [--list]", file=sys.stderr)
+        return 64
+    if not (ROOT / "molecule" / argv[0] / "molecule.yml").is_file():
+        print(f"molecule_inputs.py: no scenario molecule/{argv[0]}", file=sys.stderr)
+        return 64
+    paths = scenario_inputs(argv[0])
+    if len(argv) == 2:
+        print("\n".join(os.path.relpath(p, ROOT) for p in paths))
+    else:
+        print(digest(paths), len(paths))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
