@@ -67,12 +67,14 @@ def _team(pools: list[dict[str, Any]], gpus: dict[str, int]) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Site:
-    """The running plane, a client of it, each Node's leaf, and a folder for manifests."""
+    """The running plane, a client of it, each Node's leaf, a folder for manifests, and each Node as
+    derived (name, labels, taints)."""
 
     plane: ScalePlane
     kube: KubeClient
     leaf: dict[str, str]
     workdir: Path
+    nodes: dict[str, dict[str, Any]]
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +91,7 @@ def site() -> Iterator[Site]:
         assert kwok.wait_ready(plane, NODES, 60)[1] == NODES
         kueue.apply(plane, kueue.kueue_objects(NODES, _place, GPUS, _team), Path(tmp))
         leaf = {name: node["labels"][LEAF_KEY] for name, node in nodes.items()}
-        yield Site(plane, kube, leaf, Path(tmp))
+        yield Site(plane, kube, leaf, Path(tmp), nodes)
 
 
 def _submit(site: Site, name: str, pods: int, mode: str) -> None:
@@ -195,3 +197,33 @@ def test_a_job_larger_than_what_is_free_gets_no_pod_until_it_fits_whole(site: Si
          == "True", 60, 0.5)  # fmt: skip
     assert workload["status"]["admission"]["podSetAssignments"][0]["count"] == NODES
     _delete(site, "gang")
+
+
+def _relabel(site: Site, name: str, leaf: str) -> None:
+    """Put Node `name` under `leaf` as node_labels does, with k8s_nodes_metadata run by
+    ansible-playbook: its derived labels and taints, the leaf level changed."""
+    node = site.nodes[name]
+    desired = {**node, "labels": {**node["labels"], LEAF_KEY: leaf}}
+    result = _bench("bench_kwok").sync(site.plane, [desired], 1, site.workdir)[1]
+    assert result["changed_nodes"] == [name] and not result["failed_nodes"], result
+
+
+def test_a_job_follows_a_node_relabelled_onto_another_leaf(site: Site) -> None:
+    """Placement follows the leaf label: a Node of the first leaf relabelled onto the second, as
+    node_labels relabels a node in the run whose fabric check named its miscabled NIC (that run is
+    lab/tests/test_lab_fabric_e2e.py's; here only the scheduler and Kueue are tested). A job that
+    asks for 3 pods under one leaf, which fits under none before (the test above), is placed on the
+    moved Node and the second leaf's two. The Node goes back afterwards."""
+    moved = sorted(site.leaf)[PER_LEAF - 1]
+    old = site.leaf[moved]
+    new = next(leaf for leaf in site.leaf.values() if leaf != old)
+    under_new = sorted([moved, *(n for n, leaf in site.leaf.items() if leaf == new)])
+    _relabel(site, moved, new)
+    try:
+        _submit(site, "moved", len(under_new), "required")
+        placed = wait("3 pods Running", lambda: _running(site, "moved", len(under_new)), 60, 0.5)
+        assert sorted(placed.values()) == under_new, placed
+        _admitted(site, "moved")
+        _delete(site, "moved")
+    finally:
+        _relabel(site, moved, old)

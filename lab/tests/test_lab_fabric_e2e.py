@@ -12,11 +12,14 @@ is shut down, and lab-w2's mlx5_0 on a port with MTU 1500. Then, through the rea
 - a switch that does not answer (leaf9, added by a second inventory source) is one line,
   and the two others are still read and checked;
 - without faults the clean plan passes; the switches are removed at the end, so the rest
-  of the session's site runs see no tor_switches.
+  of the session's site runs see no tor_switches;
+- lab-w1's leaf label moves to where LLDP saw the miscabled NIC only in a run whose fabric check
+  named it (docs/labels.md, "Topology"), and is put back from the inventory afterwards.
 """
 
 from __future__ import annotations
 
+import contextlib
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,9 +27,12 @@ from typing import Any
 
 import pytest
 import yaml
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.labels import LEAF_KEY, SPINE_KEY
 from gpurack import cli
-from gpurack_lab import rack
-from lab_helpers import CLUSTER_WORKERS, LabCluster, json_run
+from gpurack.harvest import job_events
+from gpurack_lab import lab_kubernetes, rack
+from kubernetes import client, config
+from lab_helpers import CLUSTER_WORKERS, LabCluster, ensure_site, json_run
 
 pytestmark = pytest.mark.kubernetes
 
@@ -42,14 +48,21 @@ def _switches(cluster: LabCluster, count: int, faults: tuple[str, ...] = ()) -> 
     assert cli.main(argv) == 0
 
 
-@pytest.fixture
-def faulted(lab_cluster: LabCluster) -> Iterator[Path]:
-    """The cluster with two faulted switches; the switches are removed afterwards."""
-    _switches(lab_cluster, 2, FAULTS)
+@contextlib.contextmanager
+def _faulted_switches(cluster: LabCluster) -> Iterator[Path]:
+    """Two faulted switches on the running cluster, removed afterwards; the lab's hosts file."""
+    _switches(cluster, 2, FAULTS)
     try:
         yield rack.hosts_file()
     finally:
-        _switches(lab_cluster, 0)
+        _switches(cluster, 0)
+
+
+@pytest.fixture
+def faulted(lab_cluster: LabCluster) -> Iterator[Path]:
+    """The cluster with two faulted switches; the switches are removed afterwards."""
+    with _faulted_switches(lab_cluster) as hosts:
+        yield hosts
 
 
 def _failures(check: dict[str, Any]) -> dict[str, list[tuple[str, str, str]]]:
@@ -169,3 +182,84 @@ def test_without_switches_the_lab_inventory_has_no_tor_switches(lab_cluster: Lab
         for pool in hosts["all"]["children"]["gpu_nodes"]["children"].values()
         for v in pool["hosts"].values()
     )
+
+
+MISCABLED = "lab-w1 mlx5_1 should be on leaf2 Ethernet1/1; LLDP shows it on leaf1 Ethernet64"
+CHECK_TASK = "Check the server's switch ports and keep where it was seen"
+VERDICT_TASK = "Fail the server on a failed switch-side check"
+
+
+@pytest.fixture
+def miscabled_site(lab_cluster: LabCluster, capsys: pytest.CaptureFixture[str]) -> Iterator[str]:
+    """The joined cluster (site runs before any switch comes up) with the faulted switches; the
+    inventory folder. Afterwards, without the switches, a join run puts lab-w1's rack and block
+    back for the tests after this one."""
+    ensure_site(capsys)
+    config.load_kube_config(config_file=str(lab_kubernetes.kubeconfig()))
+    inventory = str(rack.hosts_file().parent)
+    with _faulted_switches(lab_cluster):
+        yield inventory
+    code, joined = json_run(["run", "join", "-i", inventory, "-l", "lab-w1", "--no-record"], capsys)
+    assert code == 0, joined
+    assert _topology() == {LEAF_KEY: "lab-rack1", SPINE_KEY: "lab-block1"}
+
+
+def _topology() -> dict[str, str | None]:
+    """lab-w1's topology labels as the cluster has them (None: absent)."""
+    labels = client.CoreV1Api().read_node("lab-w1").metadata.labels or {}
+    return {key: labels.get(key) for key in (LEAF_KEY, SPINE_KEY)}
+
+
+def _on_w1(run: dict[str, Any], task: str) -> dict[str, Any]:
+    """What `task` returned on lab-w1 in a run (its job events); {} when it did not run there."""
+    for event in job_events(Path(run["artifact_dir"])):
+        data = event.get("event_data") or {}
+        done = event.get("event") in ("runner_on_ok", "runner_on_failed")
+        if done and data.get("task") == task and data.get("host") == "lab-w1":
+            return dict(data.get("res") or {})
+    return {}
+
+
+def _fabric_facts(run: dict[str, Any]) -> dict[str, Any]:
+    """lab-w1's switch_fabric_results and switch_fabric_placement as the run's check set them."""
+    facts = _on_w1(run, CHECK_TASK).get("ansible_facts")
+    assert isinstance(facts, dict), f"the fabric check did not run on lab-w1: {run}"
+    return facts
+
+
+def test_a_miscabled_nic_moves_the_leaf_label_only_in_a_run_whose_check_names_it(
+    miscabled_site: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """lab-w1's mlx5_1 is cabled into leaf1 Ethernet64, planned on leaf2 (its mlx5_0 is on leaf1).
+    Each run is `gpurack run site` on lab-w1 and the switches named, tags switch_fabric and
+    node_labels: the fabric phase, then the labels, as in a whole site run.
+    - leaf1 alone is read: mlx5_1's checks are skipped (its switch unread), nothing is named, and
+      the label stays although LLDP shows both NICs on leaf1;
+    - both are read (the defaults): the check names mlx5_1 and fails lab-w1 before its labels;
+    - both, with switch_fabric_fail_hosts=false: the check names mlx5_1 and lab-w1 goes on to its
+      labels in the same run: its leaf is leaf1, and its spine goes (the lab names no spines).
+    """
+    before = _topology()
+    assert before == {LEAF_KEY: "lab-rack1", SPINE_KEY: "lab-block1"}  # the inventory's, from site
+    site = ["run", "site", "-i", miscabled_site, "-t", "switch_fabric,node_labels", "--no-record"]
+
+    code, partial = json_run([*site, "-l", "lab-w1,leaf1"], capsys)
+    assert code == 0, partial
+    facts = _fabric_facts(partial)
+    assert {r["verdict"] for r in facts["switch_fabric_results"] if r["component"] == "mlx5_1"} == {"skip"}
+    assert facts["switch_fabric_placement"] is None
+    assert _topology() == before
+
+    code, stopped = json_run([*site, "-l", "lab-w1,tor_switches"], capsys)
+    assert code == 1 and stopped["failed"] == ["lab-w1"], stopped
+    assert MISCABLED in str(_on_w1(stopped, VERDICT_TASK).get("msg")), stopped
+    assert _topology() == before
+
+    code, moved = json_run(
+        [*site, "-l", "lab-w1,tor_switches", "-e", '{"switch_fabric_fail_hosts": false}'], capsys
+    )
+    assert code == 0, moved
+    facts = _fabric_facts(moved)
+    assert MISCABLED in [r["reason"] for r in facts["switch_fabric_results"] if r["verdict"] == "fail"]
+    assert facts["switch_fabric_placement"] == {"leaf": ["leaf1"], "spine": []}
+    assert _topology() == {LEAF_KEY: "leaf1", SPINE_KEY: None}

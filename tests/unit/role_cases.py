@@ -34,15 +34,23 @@ class HostRun:
 
 
 def run_cases(
-    tmp_path: Path, playbook: Path, cases: dict[str, dict[str, Any]], extra: tuple[str, ...] = ()
+    tmp_path: Path,
+    playbook: Path,
+    cases: dict[str, dict[str, Any]],
+    extra: tuple[str, ...] = (),
+    groups: dict[str, list[str]] | None = None,
 ) -> tuple[dict[str, HostRun], str]:
-    """Run `playbook` over one local host per case; each host's run, and the raw output."""
+    """Run `playbook` over one local host per case (members of `groups` by name); each host's run,
+    and the raw output."""
     hosts = {
         name: {"ansible_connection": "local", "ansible_python_interpreter": sys.executable, **variables}
         for name, variables in cases.items()
     }
+    everyone: dict[str, Any] = {"hosts": hosts}
+    if groups:
+        everyone["children"] = {group: {"hosts": dict.fromkeys(members)} for group, members in groups.items()}
     inventory = tmp_path / "cases.yml"
-    inventory.write_text(yaml.safe_dump({"all": {"hosts": hosts}}))
+    inventory.write_text(yaml.safe_dump({"all": everyone}))
     env = {
         **os.environ,
         "ANSIBLE_CONFIG": str(REPO / "ansible.cfg"),

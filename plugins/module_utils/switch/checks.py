@@ -20,7 +20,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.host_lldp
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.model import Neighbor, Port, SwitchView
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.plan import FabricExpect, Link
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.platforms import platform_for
-from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.topology import sightings
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch.topology import also_fits, sightings
 
 SOURCE = "switch"
 
@@ -50,7 +50,7 @@ def _cabling(link: Link, links: Sequence[Link], views: Mapping[str, SwitchView])
     shown = f"{link.server} {link.nic} should be on {link.switch_end()}"
     measured = [f"{switch} {neighbor.port}" for switch, neighbor in seen]
     for switch, neighbor in seen:
-        also = [k for k in links if k is not link and k.sent_by(neighbor.system, neighbor.remote_port)]
+        also = also_fits(link, links, neighbor)
         if also:
             fits = ", ".join(k.server_end() for k in [link, *also])
             reason = (

@@ -4,9 +4,12 @@
 leaves its planned NICs were seen on, and the spines those leaves see on their uplinks.
 
 A NIC seen on another leaf than planned moves the server there; the cabling check names the
-mismatch in the same run (checks.py). Spines are the LLDP neighbours of a leaf whose system
-name is one of the site's spines (`gpurack_fabric_spines`): a leaf's other neighbours are
-servers, management hosts or other leaves.
+mismatch in the same run (checks.py). The read places a server only where that check could judge
+every planned NIC: with one planned on a switch not read in this run, or seen where it fits
+another planned NIC too (ambiguous), the server has no placement, so its labels stay. Spines are
+the LLDP neighbours of a leaf whose system name is one of the site's spines
+(`gpurack_fabric_spines`): a leaf's other neighbours are servers, management hosts or other
+leaves.
 """
 
 from __future__ import annotations
@@ -29,6 +32,11 @@ def sightings(link: Link, views: Mapping[str, SwitchView]) -> list[tuple[str, Ne
     ]
 
 
+def also_fits(link: Link, links: Sequence[Link], neighbor: Neighbor) -> list[Link]:
+    """The other planned links an LLDP neighbour of `link` fits too: the sighting is ambiguous."""
+    return [k for k in links if k is not link and k.sent_by(neighbor.system, neighbor.remote_port)]
+
+
 @dataclass(frozen=True)
 class Placement:
     """The leaves a server's NICs were seen on and the spines above them, each sorted."""
@@ -49,9 +57,16 @@ def _named(system: str, names: Collection[str]) -> str | None:
 def placement(
     server: str, links: Sequence[Link], views: Mapping[str, SwitchView], spines: Collection[str] = ()
 ) -> Placement | None:
-    """Where `server` was seen, or None when none of its planned NICs was seen on a switch read."""
+    """Where `server` was seen, or None: none of its planned NICs was seen on a switch read, one is
+    planned on a switch not read (its cabling unchecked, a NIC seen elsewhere would move the server
+    unnamed), or one was seen where it fits another planned NIC too (ambiguous, not miscabled)."""
     mine = [link for link in links if link.server == server]
-    leaves = sorted({switch for link in mine for switch, _port in sightings(link, views)})
+    if any(link.switch not in views for link in mine):
+        return None
+    seen = [(link, switch, n) for link in mine for switch, n in sightings(link, views)]
+    if any(also_fits(link, links, n) for link, _switch, n in seen):
+        return None
+    leaves = sorted({switch for _link, switch, _n in seen})
     if not leaves:
         return None
     above = {_named(n.system, spines) for leaf in leaves for n in views[leaf].neighbors}

@@ -1,8 +1,11 @@
 """Topology from the fabric read (switch/topology.py) and its labels (labels/topology.py): where
-LLDP saw a server's NICs, never the plan alone; the inventory's rack and block where no switch is
-read; a cabled node not seen in this run keeps what it has."""
+LLDP saw a server's NICs, never the plan alone, and away from the plan only where the cabling check
+names the NIC; the inventory's rack and block where no switch is read; a cabled node not seen in
+this run keeps what it has."""
 
 from __future__ import annotations
+
+import itertools
 
 import pytest
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.labels import (
@@ -14,6 +17,7 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.labels import (
     level_value,
     topology_labels,
 )
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.results.model import Verdict
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.switch import (
     Placement,
     SwitchView,
@@ -90,6 +94,82 @@ def test_a_nic_seen_on_another_leaf_moves_the_server_and_the_cabling_check_names
 def test_a_server_no_switch_saw_has_no_placement() -> None:
     assert placement("gpu03", PLAN.links, {"leaf1": _views()["leaf1"]}, SPINES) is None
     assert placement("cpu01", PLAN.links, _views(), SPINES) is None
+
+
+# gpu02's NICs (mlx5_0 planned on leaf1 Ethernet3, mlx5_1 on leaf2 Ethernet3): on their planned
+# port, cabled into the other leaf's Ethernet60, or seen nowhere.
+WHERE = ("planned", "other", "gone")
+
+
+def _gpu02_views(nics: dict[str, str], read: tuple[str, ...]) -> dict[str, SwitchView]:
+    """The switches of `read` as LLDP shows gpu02's NICs placed as `nics` says."""
+    planned = {"mlx5_0": ("leaf1", "Ethernet3"), "mlx5_1": ("leaf2", "Ethernet3")}
+    seen: dict[str, list[tuple[str, str, str]]] = {"leaf1": [], "leaf2": []}
+    for nic, where in nics.items():
+        leaf, port = planned[nic]
+        if where == "other":
+            leaf, port = ("leaf2" if leaf == "leaf1" else "leaf1"), "Ethernet60"
+        if where != "gone":
+            seen[leaf].append((port, "gpu02", nic))
+    return {name: _leaf(name, *seen[name]) for name in read}
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "read"),
+    list(itertools.product(WHERE, WHERE, [("leaf1", "leaf2"), ("leaf1",), ("leaf2",), ()])),
+)
+def test_the_placement_leaves_the_plan_only_where_the_cabling_check_names_the_nic(
+    first: str, second: str, read: tuple[str, ...]
+) -> None:
+    """Every cabling of gpu02's two NICs, with both switches read, one, or none: a placement away
+    from the planned leaves comes only with a failed switch.cabling naming each NIC off its port."""
+    views = _gpu02_views({"mlx5_0": first, "mlx5_1": second}, read)
+    unread = {name: "it was not read in this run" for name in ("leaf1", "leaf2") if name not in read}
+    results = check_fabric(PLAN.links, views, lambda _s: FabricExpect(), unread)["gpu02"]
+    named = {r.component for r in results if r.id == "switch.cabling" and r.verdict is Verdict.FAIL}
+    seen = placement("gpu02", PLAN.links, views)
+    if seen is None:
+        return  # no placement: the labels stay as they are (topology_labels(None, cabled=True))
+    assert set(read) == {"leaf1", "leaf2"}, "placed from a partial read"
+    off = {nic for nic, where in (("mlx5_0", first), ("mlx5_1", second)) if where != "planned"}
+    assert off <= named, (seen, results)
+    if not off:
+        assert seen.leaves == ("leaf1", "leaf2")
+
+
+def test_a_miscabled_nic_whose_planned_switch_was_not_read_moves_nothing() -> None:
+    """mlx5_1 cabled into leaf1 while leaf2, its planned switch, is not read: the check cannot name
+    it (its results are skipped), so the read does not place gpu02 on leaf1 alone."""
+    views = _gpu02_views({"mlx5_0": "planned", "mlx5_1": "other"}, ("leaf1",))
+    results = check_fabric(PLAN.links, views, lambda _s: FabricExpect(), {"leaf2": "timeout"})["gpu02"]
+    assert {r.verdict for r in results if r.component == "mlx5_1"} == {Verdict.SKIP}
+    assert placement("gpu02", PLAN.links, views) is None
+    assert topology_labels(None, cabled=True) == {LEAF_KEY: None, SPINE_KEY: None}  # kept
+    # Read, leaf2 shows the port empty: the check names mlx5_1, and the read places gpu02 on leaf1.
+    views = _gpu02_views({"mlx5_0": "planned", "mlx5_1": "other"}, ("leaf1", "leaf2"))
+    results = check_fabric(PLAN.links, views, lambda _s: FabricExpect())["gpu02"]
+    assert [r.reason for r in results if r.id == "switch.cabling" and r.verdict is Verdict.FAIL] == [
+        "gpu02 mlx5_1 should be on leaf2 Ethernet3; LLDP shows it on leaf1 Ethernet60"
+    ]
+    assert placement("gpu02", PLAN.links, views) == Placement(("leaf1",))
+
+
+def test_an_ambiguous_sighting_places_neither_server() -> None:
+    """A neighbour that fits two planned NICs is neither cabled nor miscabled (a warning): it
+    places neither server, so neither's labels move on it."""
+    plan = plan_from_vars(
+        {
+            "gpu01": {"gpurack_cabling": _cabling(("mlx5_0", "leaf1", "Ethernet1"))},
+            "gpu01-spare": {"gpurack_cabling": _cabling(("mlx5_0", "leaf2", "Ethernet1")),
+                            "gpurack_lldp_system_name": "gpu01"},
+        },
+        ["leaf1", "leaf2"],
+    )  # fmt: skip
+    views = {"leaf1": _leaf("leaf1", ("Ethernet1", "gpu01.dc.example", "mlx5_0")), "leaf2": _leaf("leaf2")}
+    cabling = check_fabric(plan.links, views, lambda _s: FabricExpect())
+    assert [r.verdict for r in cabling["gpu01"] if r.id == "switch.cabling"] == [Verdict.WARN]
+    assert placement("gpu01", plan.links, views) is None
+    assert placement("gpu01-spare", plan.links, views) is None
 
 
 def test_labels_come_from_the_fabric_or_else_from_the_inventory_never_both() -> None:
