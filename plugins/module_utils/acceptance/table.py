@@ -40,12 +40,15 @@ from ansible_collections.gpurack.bootstrap.plugins.module_utils.cost.model impor
     against,
     cost,
 )
+from ansible_collections.gpurack.bootstrap.plugins.module_utils.labels.topology import LEAF_KEY, SPINE_KEY
 from ansible_collections.gpurack.bootstrap.plugins.module_utils.results.model import CheckResult, Verdict
 
 # The labels row 6 exports per node, by kind; a node used must carry the pool and accelerator.
+# The network kind holds where the node sits (its topology levels): under one leaf for a job
+# that asked Kueue for the leaf level.
 NODE_LABELS: Mapping[str, tuple[str, ...]] = {
     "gpu": ("gpurack.io/accelerator", "gpurack.io/topology"),
-    "network": ("gpurack.io/fabric",),
+    "network": ("gpurack.io/fabric", SPINE_KEY, LEAF_KEY),
     "pool": ("gpurack.io/pool", "gpurack.io/workload"),
 }
 REQUIRED_LABELS = ("gpurack.io/pool", "gpurack.io/accelerator")

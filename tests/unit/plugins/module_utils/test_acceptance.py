@@ -201,6 +201,15 @@ def test_a_node_without_the_pool_label_fails_the_labels_row() -> None:
     }
 
 
+def test_the_labels_row_says_under_which_leaf_and_spine_each_node_ran() -> None:
+    leaf = {"network.topology.nvidia.com/leaf": "leaf1", "network.topology.nvidia.com/spine": "spine1"}
+    other = {**leaf, "network.topology.nvidia.com/leaf": "leaf2"}
+    nodes = {"lab-w1": {**LABELS, **leaf}, "lab-w3": {**LABELS, **other}}
+    row = by_id(rows.rows(observed(nodes=nodes), settings.read(None)))["accept.labels"]
+    assert row.details["network"]["lab-w1"] == {"gpurack.io/fabric": "infiniband", **leaf}
+    assert row.details["network"]["lab-w3"]["network.topology.nvidia.com/leaf"] == "leaf2"
+
+
 @pytest.mark.parametrize(
     ("value", "message"),
     [
