@@ -325,3 +325,30 @@ def test_playbooks_run_with_mitogens_strategy_unless_turned_off(monkeypatch: pyt
     monkeypatch.delenv(runner.MITOGEN_ENV)
     monkeypatch.setenv("ANSIBLE_STRATEGY", "free")  # the caller's choice stands
     assert "ANSIBLE_STRATEGY" not in runner._envvars()
+
+
+REPORTING = """\
+- name: Write the report
+  hosts: good
+  gather_facts: false
+  tasks:
+    - name: Write what the run was given
+      ansible.builtin.copy:
+        content: "{{ {'fail_on_failure': tiny_fail_on_failure, 'asked': asked} | to_json }}"
+        dest: "{{ tiny_report_file }}"
+        mode: "0644"
+"""
+
+
+def test_a_reporting_run_writes_its_own_report_file(site: Path) -> None:
+    (site / "playbooks/report.yml").write_text(REPORTING)
+    request = RunRequest(
+        playbook=site / "playbooks/report.yml", inventory=site / "hosts.yml", extravars={"asked": 1}
+    )
+    runs = site / "state" / "runs"
+    first, result = runner.run_reporting(request, runs, "tiny")
+    second, _ = runner.run_reporting(request, runs, "tiny")
+    assert result.exit_code is ExitCode.OK
+    assert first.parent == runs / "tiny" and first != second
+    assert json.loads(first.read_text()) == {"fail_on_failure": False, "asked": 1}
+    assert json.loads(second.read_text()) == {"fail_on_failure": False, "asked": 1}

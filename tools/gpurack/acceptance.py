@@ -10,8 +10,6 @@ keeps it as written.
 from __future__ import annotations
 
 import json
-import os
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -144,21 +142,7 @@ def run(
     Raises:
         NotAssessedError: as read_report.
     """
-    # One file per run: two runs at once never read each other's rows.
-    report = runs_dir / "acceptance" / f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.json"
-    report.parent.mkdir(parents=True, exist_ok=True)
-    extravars = {
-        **request.extravars,
-        f"{test.prefix}_report_file": str(report),
-        f"{test.prefix}_fail_on_failure": False,
-    }
-    result = runner.run_playbook(
-        RunRequest(
-            playbook=request.playbook, inventory=request.inventory, tags=request.tags, extravars=extravars
-        ),
-        runs_dir,
-        on_event,
-    )
+    report, result = runner.run_reporting(request, runs_dir, test.prefix, on_event)
     return read_report(report, result, request.inventory, test)
 
 

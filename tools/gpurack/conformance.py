@@ -10,8 +10,6 @@ requirement's status, PRODUCT.yaml's document, the JUnit XML) are the collection
 from __future__ import annotations
 
 import json
-import os
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -129,21 +127,8 @@ def run(request: RunRequest, runs_dir: Path, on_event: OnEvent | None = None) ->
     Raises:
         NotAssessedError: as read_report.
     """
-    report = runs_dir / "conformance" / f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.json"
-    report.parent.mkdir(parents=True, exist_ok=True)
-    extravars = {
-        **request.extravars,
-        "conformance_report_file": str(report),
-        "conformance_fail_on_failure": False,
-    }
     started = datetime.now(UTC)
-    result = runner.run_playbook(
-        RunRequest(
-            playbook=request.playbook, inventory=request.inventory, tags=request.tags, extravars=extravars
-        ),
-        runs_dir,
-        on_event,
-    )
+    report, result = runner.run_reporting(request, runs_dir, "conformance", on_event)
     return read_report(report, result, request.inventory, started)
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
+import tempfile
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -109,6 +111,35 @@ def run_playbook(request: RunRequest, runs_dir: Path, on_event: OnEvent | None =
             event_handler=_event_handler(on_event),
         )
         return _result(runner, private_dir)
+
+
+def run_reporting(
+    request: RunRequest, runs_dir: Path, prefix: str, on_event: OnEvent | None = None
+) -> tuple[Path, RunResult]:
+    """Run a playbook of tests that writes its results to a file instead of failing on a failed
+    test (its role's `<prefix>_report_file` and `<prefix>_fail_on_failure: false`): the file's
+    path, to be read back, and the run. A new file per run under runs_dir/<prefix>/, so two runs
+    at once never read each other's results.
+
+    Raises:
+        UsageError, InterruptedRunError: as run_playbook.
+    """
+    (runs_dir / prefix).mkdir(parents=True, exist_ok=True)
+    handle, name = tempfile.mkstemp(
+        suffix=".json", prefix=time.strftime("%Y%m%d-%H%M%S-"), dir=runs_dir / prefix
+    )
+    os.close(handle)
+    report = Path(name)
+    report.unlink()  # the playbook writes it; a run that stops before the results leaves none
+    extravars = {
+        **request.extravars,
+        f"{prefix}_report_file": str(report),
+        f"{prefix}_fail_on_failure": False,
+    }
+    run = RunRequest(
+        playbook=request.playbook, inventory=request.inventory, tags=request.tags, extravars=extravars
+    )
+    return report, run_playbook(run, runs_dir, on_event)
 
 
 def _project_dir() -> str | None:

@@ -9,11 +9,10 @@ from typing import Any
 
 import yaml
 
-from gpurack import conformance, inventory, project, render, runner
-from gpurack.commands import Subparsers
-from gpurack.commands.recording import add_extra_vars, add_record_options, record_or_warn
+from gpurack import conformance, render
+from gpurack.commands import Subparsers, cluster_test
+from gpurack.commands.recording import record_or_warn
 from gpurack.errors import UsageError
-from gpurack.runner import RunRequest
 
 
 def register(subparsers: Subparsers) -> None:
@@ -23,12 +22,11 @@ def register(subparsers: Subparsers) -> None:
         help="the CNCF Kubernetes AI Conformance tests that can run on the cluster, written as "
         "PRODUCT.yaml (each requirement's status and evidence) and JUnit XML",
     )
-    parser.add_argument("-i", "--inventory", required=True, help="inventory file or folder")
+    cluster_test.add_options(
+        parser, "the team whose namespace and queue run the tests (default: the first)", "conformance_*"
+    )
     parser.add_argument("--output", type=Path, required=True, metavar="DIR", help="folder for the evidence")
     parser.add_argument("--force", action="store_true", help="replace evidence files already in the folder")
-    parser.add_argument(
-        "--team", help="the team whose namespace and queue run the tests (default: the first)"
-    )
     parser.add_argument(
         "--only", action="append", default=[], metavar="ID", help="test only this requirement id; repeatable"
     )
@@ -38,9 +36,6 @@ def register(subparsers: Subparsers) -> None:
         metavar="FILE",
         help="YAML mapping for PRODUCT.yaml's metadata (vendor, URLs)",
     )
-    add_extra_vars(parser, " (conformance_* variables)")
-    parser.add_argument("--json", action="store_true", help="print the results as JSON instead of tables")
-    add_record_options(parser, "the run")
     parser.set_defaults(handler=handle)
 
 
@@ -63,20 +58,11 @@ def _metadata(path: Path | None) -> dict[str, Any]:
 
 def handle(args: argparse.Namespace) -> int:
     """Run `gpurack conformance`: 0 when no test failed, 1 when one did, 2 when none could run."""
-    if not args.no_record:
-        inventory.check_database(args.db)
     metadata = _metadata(args.metadata)
-    extravars = runner.parse_extravars(args.extra_vars)
-    if args.team:
-        extravars["conformance_team"] = args.team
-    if args.only:
-        extravars["conformance_only"] = conformance.check_only(list(args.only))
-    request = RunRequest(
-        playbook=project.resolve_playbook(conformance.PLAYBOOK.removesuffix(".yml")),
-        inventory=project.resolve_inventory(args.inventory),
-        extravars=extravars,
+    only = {"conformance_only": conformance.check_only(list(args.only))} if args.only else {}
+    request, runs_dir = cluster_test.request(
+        args, conformance.PLAYBOOK.removesuffix(".yml"), "conformance_team", only
     )
-    runs_dir = project.state_dir() / "runs"
     found = conformance.run(request, runs_dir, None if args.json else render.task_event)
     written = conformance.write(found, args.output, metadata, force=args.force)
     if args.json:
