@@ -7,7 +7,8 @@
 tools/molecule.sh keeps a scenario's pass under this digest and does not run it again while
 the digest is the same (docs/molecule.md, "A pass is kept"). So the set must hold everything
 the run reads: the scenario and the shared Molecule files, the scripts that build the node
-image and the VM, the pinned tool versions, every role the scenario names (and the roles
+image and the VM, the environment variables that change either or the run (ENVIRONMENT), the
+pinned tool versions, the collection's metadata, every role the scenario names (and the roles
 those name), every module, action and filter plugin they name (by FQCN: roles outside the
 collection's own plays must, and these roles do), the module_utils files those import, and
 the real capture the default scenario replays. Molecule's own configuration enables only
@@ -22,15 +23,31 @@ import hashlib
 import os
 import re
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+# Environment variables that change what a run builds or does: the scripts' knobs, and every
+# ANSIBLE_ or MOLECULE_ setting (Molecule passes the caller's environment on), except the ones
+# tools/molecule.sh sets itself to the checkout's files or to plain output.
+ENVIRONMENT = (
+    "DEBIAN_MIRROR",
+    "FORCE",
+    "GPURACK_MOLECULE_DISK_SIZE",
+    "GPURACK_NODE_IMAGE_REPO",
+    "GPURACK_VM_ROOTFS_SIZE",
+    "STANDIN_DRIVER_VERSIONS",
+)
+ENVIRONMENT_PREFIXES = ("ANSIBLE_", "MOLECULE_")
+ENVIRONMENT_IGNORED = ("ANSIBLE_CONFIG", "ANSIBLE_FORCE_COLOR", "ANSIBLE_NOCOLOR")
 FQCN = re.compile(r"gpurack\.bootstrap\.(\w+)")
 UTILS_PACKAGE = "ansible_collections.gpurack.bootstrap.plugins.module_utils"
 ALWAYS = (
     "tools/molecule.sh",
     "tools/molecule_inputs.py",
     "ansible.cfg",
+    "galaxy.yml",
+    "meta/runtime.yml",
     "pyproject.toml",
     "requirements",
     ".config/molecule",
@@ -105,8 +122,21 @@ def scenario_inputs(scenario: str) -> list[Path]:
     return sorted(inputs)
 
 
-def digest(paths: list[Path]) -> str:
+def environment(env: Mapping[str, str]) -> list[tuple[str, str]]:
+    """The environment variables of ENVIRONMENT and ENVIRONMENT_PREFIXES that are set, sorted."""
+    return sorted(
+        (name, value)
+        for name, value in env.items()
+        if (name in ENVIRONMENT or name.startswith(ENVIRONMENT_PREFIXES)) and name not in ENVIRONMENT_IGNORED
+    )
+
+
+def digest(paths: list[Path], env: Mapping[str, str] | None = None) -> str:
+    """One SHA-256 of the files (their path from the checkout, executable bits and content) and
+    of the environment that changes a run (`env`, default os.environ)."""
     sha = hashlib.sha256()
+    for name, value in environment(os.environ if env is None else env):
+        sha.update(f"env\0{name}\0{value}\0".encode())
     for path in paths:
         sha.update(f"{os.path.relpath(path, ROOT)}\0{path.stat().st_mode & 0o111}\0".encode())
         sha.update(hashlib.sha256(path.read_bytes()).digest())

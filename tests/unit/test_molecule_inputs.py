@@ -114,3 +114,15 @@ def test_the_real_scenarios_reach_their_roles() -> None:
     default = inside("default")
     for role in ("os_tuning", "nvme_scratch", "nvidia_driver", "cuda", "container_runtime", "fabric"):
         assert f"roles/{role}/tasks/main.yml" in default, role
+
+
+def test_the_environment_that_changes_a_run_moves_the_digest(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    module = _load(tree, monkeypatch)
+    paths = module.scenario_inputs("s")
+    quiet = {"PATH": "/usr/bin", "HOME": "/root", "ANSIBLE_CONFIG": "/elsewhere/ansible.cfg"}
+    assert module.digest(paths, quiet) == module.digest(paths, {})
+    for name, value in (("DEBIAN_MIRROR", "http://mirror.example/debian"), ("ANSIBLE_FORKS", "5"),
+                        ("MOLECULE_NO_LOG", "false"), ("GPURACK_MOLECULE_DISK_SIZE", "2G")):  # fmt: skip
+        assert module.digest(paths, {**quiet, name: value}) != module.digest(paths, quiet), name
