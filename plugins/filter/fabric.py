@@ -76,7 +76,8 @@ def fabric_placement(
     spines: Sequence[str] = (),
 ) -> dict[str, Any] | None:
     """Where `server` was seen: the leaves its planned NICs are on and the spines (of `spines`)
-    those leaves see over LLDP; None when no switch read in this run saw one of its NICs."""
+    those leaves see over LLDP; None (its labels stay) when no switch read in this run saw one of
+    its NICs, a NIC is planned on a switch not read, or a sighting fits two planned NICs."""
     if isinstance(spines, str) or not all(isinstance(s, str) and s for s in spines):
         raise AnsibleFilterError(f"gpurack_fabric_spines must be a list of switch names, got {spines!r}")
     plan = _plan(hostvars, servers, switches)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import os
 import sys
@@ -125,20 +126,14 @@ def run_reporting(
         UsageError, InterruptedRunError: as run_playbook.
     """
     (runs_dir / prefix).mkdir(parents=True, exist_ok=True)
-    handle, name = tempfile.mkstemp(
-        suffix=".json", prefix=time.strftime("%Y%m%d-%H%M%S-"), dir=runs_dir / prefix
-    )
-    os.close(handle)
-    report = Path(name)
-    report.unlink()  # the playbook writes it; a run that stops before the results leaves none
+    folder = tempfile.mkdtemp(prefix=time.strftime("%Y%m%d-%H%M%S-"), dir=runs_dir / prefix)
+    report = Path(folder) / "report.json"  # the playbook writes it; one that stops early, none
     extravars = {
         **request.extravars,
         f"{prefix}_report_file": str(report),
         f"{prefix}_fail_on_failure": False,
     }
-    run = RunRequest(
-        playbook=request.playbook, inventory=request.inventory, tags=request.tags, extravars=extravars
-    )
+    run = dataclasses.replace(request, extravars=extravars)
     return report, run_playbook(run, runs_dir, on_event)
 
 
