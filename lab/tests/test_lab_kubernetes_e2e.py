@@ -312,9 +312,11 @@ def _assert_stale_node_refused_then_replaced(
 def _assert_grown_worker_joins_alone(
     lab: LabCluster, core: Any, inventory: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """One more worker joins with --limit, and the others are not touched."""
-    before = {n: _metadata(core, n) for n in ("lab-w1", "lab-w2")}
+    """One more worker joins with --limit, and the others are not touched by that run. The
+    snapshot is taken after `lab up` grew the rack: the lab's own tooling (not gpurack) annotates
+    every worker's Node with the GPUs it emulates, lab-w2's again since it was replaced above."""
     assert lab.grow(3) == 0
+    before = {n: _metadata(core, n) for n in ("lab-w1", "lab-w2")}
     capsys.readouterr()
     code, grown = json_run(["run", "site", "-i", inventory, "-l", "lab-w3"], capsys)
     assert code == 0, grown
