@@ -39,9 +39,7 @@ def handle(args: argparse.Namespace) -> int:
     if args.service and not args.inference:
         raise UsageError("--service names an inference service: give --inference too")
     service = {"inference_acceptance_service": args.service} if args.service else {}
-    request, runs_dir = cluster_test.request(
-        args, test.playbook.removesuffix(".yml"), f"{test.prefix}_team", service
-    )
+    request, runs_dir = cluster_test.request(args, test.playbook, f"{test.prefix}_team", service)
     if args.json:
         result = acceptance.run(request, runs_dir, test=test)
         render.json_out(result.as_dict())

@@ -26,7 +26,7 @@ def add_options(parser: argparse.ArgumentParser, team_help: str, variables: str)
 def request(
     args: argparse.Namespace, playbook: str, team_var: str, extravars: Mapping[str, Any] | None = None
 ) -> tuple[RunRequest, Path]:
-    """The run of `playbook` (its name without .yml) on the inventory of -i, with -e's variables,
+    """The run of `playbook` (its file name, `accept.yml`) on the inventory of -i, with -e's variables,
     --team as `team_var` and the command's own `extravars`; and the folder for its run files.
     The database is checked first when the run will be recorded, so a bad --db fails before
     the tests run, not after.
@@ -41,7 +41,7 @@ def request(
         variables[team_var] = args.team
     variables.update(extravars or {})
     run = RunRequest(
-        playbook=project.resolve_playbook(playbook),
+        playbook=project.resolve_playbook(playbook.removesuffix(".yml")),
         inventory=project.resolve_inventory(args.inventory),
         extravars=variables,
     )

@@ -60,9 +60,7 @@ def handle(args: argparse.Namespace) -> int:
     """Run `gpurack conformance`: 0 when no test failed, 1 when one did, 2 when none could run."""
     metadata = _metadata(args.metadata)
     only = {"conformance_only": conformance.check_only(list(args.only))} if args.only else {}
-    request, runs_dir = cluster_test.request(
-        args, conformance.PLAYBOOK.removesuffix(".yml"), "conformance_team", only
-    )
+    request, runs_dir = cluster_test.request(args, conformance.PLAYBOOK, "conformance_team", only)
     found = conformance.run(request, runs_dir, None if args.json else render.task_event)
     written = conformance.write(found, args.output, metadata, force=args.force)
     if args.json:
