@@ -9,10 +9,10 @@ the digest is the same (docs/molecule.md, "A pass is kept"). So the set must hol
 the run reads: the scenario and the shared Molecule files, the scripts that build the node
 image and the VM, the environment variables that change either or the run (ENVIRONMENT), the
 pinned tool versions, the collection's metadata, every role the scenario names (and the roles
-those name), every module, action and filter plugin they name (by FQCN: roles outside the
+those name), every module, action, filter and callback plugin they name (by FQCN: roles outside the
 collection's own plays must, and these roles do), the module_utils files those import, and
-the real capture the default scenario replays. Molecule's own configuration enables only
-profile_tasks, so the checkout's preload callback is not part of a run. A file left out here would let a
+the real capture the default scenario replays. Molecule's own configuration enables
+profile_tasks and host_changes, so the checkout's preload callback is not part of a run. A file left out here would let a
 change pass unseen; a file too many only costs a run.
 """
 
@@ -115,6 +115,7 @@ def scenario_inputs(scenario: str) -> list[Path]:
                 found.update(_files(ROOT / "roles" / name))
                 found.update(_files(ROOT / "plugins/modules" / f"{name}.py"))
                 found.update(_files(ROOT / "plugins/action" / f"{name}.py"))
+                found.update(_files(ROOT / "plugins/callback" / f"{name}.py"))
                 found.update(_filter_files(name))
         new = found - inputs
         inputs |= new

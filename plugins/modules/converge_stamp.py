@@ -58,6 +58,16 @@ options:
     description: Where the stamps are kept.
     type: path
     default: /var/lib/gpurack/converged
+  survey:
+    description:
+      - With O(state=checked), also read the other stamps in O(stamp_dir) of these roles (a stamp named
+        after the role, or starting with its name and C(_)) and say whether each still holds on its own
+        recorded inputs and probe (RV(survey)), querying the package manager and systemd once for all.
+      - The action plugin passes the play's roles, so that a later check in the play needs no module
+        run while nothing has touched the host.
+    type: list
+    elements: str
+    default: []
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
 attributes:
@@ -94,6 +104,14 @@ reasons:
   type: list
   elements: str
   sample: ["/etc/sysctl.d/90-gpurack.conf: file 0644 0:0 1f2e... -> absent"]
+survey:
+  description:
+    - With O(survey), each other stamp of those roles by name, with its recorded inputs digest and probe,
+      whether its live state is still as recorded, and the facts recorded with it.
+    - A stamp whose probe cannot be read is left out.
+  returned: when O(survey) names a role and O(state=checked)
+  type: dict
+  sample: {nvme_scratch: {inputs: 9f2c..., probe: {mounts: [/scratch]}, holds: true, facts: {}}}
 ansible_facts:
   description:
     - The facts recorded with the stamp, while it holds.
@@ -175,18 +193,83 @@ def _read(path: str) -> str:
         return ""
 
 
-def live_state(module: AnsibleModule, probe: Probe) -> dict[str, str]:
-    """Every probed item's state, keyed by kind and name."""
-    state = _paths(probe.paths)
-    if probe.fstab:
-        entries = fstab_states(_read("/etc/fstab"), probe.fstab)
-        state |= {f"fstab {kind}": value for kind, value in entries.items()}
-    if probe.mounts:
-        mountinfo = _read("/proc/self/mountinfo")
+def _union(groups: list[tuple[str, ...]]) -> tuple[str, ...]:
+    return tuple(sorted({item for group in groups for item in group}))
+
+
+def live_states(module: AnsibleModule, probes: dict[str, Probe]) -> dict[str, dict[str, str]]:
+    """Every probed item's state for each probe, keyed by kind and name; one package query and
+    one systemd query serve all of them."""
+    packages = _packages(module, _union([probe.packages for probe in probes.values()]))
+    services = _services(module, _union([probe.services for probe in probes.values()]))
+    fstab = _read("/etc/fstab") if any(probe.fstab for probe in probes.values()) else ""
+    mountinfo = _read("/proc/self/mountinfo") if any(probe.mounts for probe in probes.values()) else ""
+    states: dict[str, dict[str, str]] = {}
+    for name, probe in probes.items():
+        state = _paths(probe.paths)
+        state |= {f"fstab {kind}": value for kind, value in fstab_states(fstab, probe.fstab).items()}
         state |= {f"mount {point}": value for point, value in mount_states(mountinfo, probe.mounts).items()}
-    state |= {f"package {name}": value for name, value in _packages(module, probe.packages).items()}
-    state |= {f"service {name}": value for name, value in _services(module, probe.services).items()}
-    return state
+        state |= {f"package {name}": packages[name] for name in probe.packages}
+        state |= {f"service {name}": services[name] for name in probe.services}
+        states[name] = state
+    return states
+
+
+def _recorded_stamps(stamp_dir: Path, roles: list[str], own: str) -> dict[str, tuple[Stamp, Probe]]:
+    """The roles' other readable stamps of the current format in the folder, with their probes."""
+    found: dict[str, tuple[Stamp, Probe]] = {}
+    for path in sorted(stamp_dir.glob("*.json")):
+        name = path.stem
+        if (
+            name == own
+            or not _NAME.match(name)
+            or not any(name == r or name.startswith(f"{r}_") for r in roles)
+        ):
+            continue
+        stamp = load(path)
+        try:
+            found |= {name: (stamp, Probe.from_mapping(stamp.probe))} if stamp else {}
+        except (AttributeError, TypeError, ValueError):
+            continue  # not a probe this version reads: that role's own check runs the module
+    return found
+
+
+def _survey(module: AnsibleModule, recorded: dict[str, tuple[Stamp, Probe]]) -> dict[str, Any]:
+    """Each stamp's recorded digest, probe and facts, and whether its live state still holds;
+    one that cannot be read is left out, so its role's own check reads it."""
+    try:
+        states = live_states(module, {name: probe for name, (_stamp, probe) in recorded.items()})
+    except (OSError, TypeError, ValueError):
+        return {}
+    return {
+        name: {
+            "inputs": stamp.inputs,
+            "probe": dict(stamp.probe),
+            "holds": not differences(stamp, stamp.inputs, states[name]),
+            "facts": dict(stamp.facts),
+        }
+        for name, (stamp, _probe) in recorded.items()
+    }
+
+
+def _parsed(module: AnsibleModule) -> tuple[dict[str, Any], Probe]:
+    params: dict[str, Any] = module.params
+    for option in ("name", "role"):
+        if params[option] is not None and not _NAME.match(params[option]):
+            module.fail_json(msg=f"{option} must match [a-z0-9_]+, got {params[option]!r}")
+    try:
+        return params, Probe.from_mapping(params["probe"])
+    except ValueError as exc:
+        module.fail_json(msg=str(exc))
+        raise  # fail_json exits; this line is for the type checker
+
+
+def _checked(recorded: Stamp | None, inputs: str, probe: Probe, state: dict[str, str]) -> list[str]:
+    """Why the stamp does not hold; a changed probe is a reason of its own."""
+    reasons = differences(recorded, inputs, state)
+    if recorded is not None and recorded.probe != probe.to_mapping():
+        reasons = reasons or ["the role's probe changed"]
+    return reasons
 
 
 def main() -> None:
@@ -199,36 +282,31 @@ def main() -> None:
             "probe": {"type": "dict", "default": {}},
             "facts": {"type": "dict", "default": {}},
             "stamp_dir": {"type": "path", "default": "/var/lib/gpurack/converged"},
+            "survey": {"type": "list", "elements": "str", "default": []},
         },
         supports_check_mode=True,
     )
-    params: dict[str, Any] = module.params
-    for option in ("name", "role"):
-        if params[option] is not None and not _NAME.match(params[option]):
-            module.fail_json(msg=f"{option} must match [a-z0-9_]+, got {params[option]!r}")
+    params, probe = _parsed(module)
+    stamp_dir, name, inputs = Path(params["stamp_dir"]), params["name"], digest(params["inputs"])
     try:
-        probe = Probe.from_mapping(params["probe"])
-    except ValueError as exc:
-        module.fail_json(msg=str(exc))
-    path = Path(params["stamp_dir"]) / f"{params['name']}.json"
-    inputs = digest(params["inputs"])
-    try:
-        state = live_state(module, probe)
+        state = live_states(module, {name: probe})[name]
     except OSError as exc:
         module.fail_json(msg=f"could not read the live state: {exc}")
     # Whether the role may skip its tasks in this run, for the validation role (RETURN).
-    converged = f"gpurack_converged_{params['role'] or params['name']}"
-    stamp = os.fspath(path)
+    converged = f"gpurack_converged_{params['role'] or name}"
+    path, stamp = stamp_dir / f"{name}.json", os.fspath(stamp_dir / f"{name}.json")
     if params["state"] == "recorded":
         if not module.check_mode:
-            save(path, Stamp(inputs=inputs, state=state, facts=params["facts"]))
+            save(path, Stamp(inputs=inputs, state=state, facts=params["facts"], probe=probe.to_mapping()))
         just_ran = {converged: False}  # the role has just run its tasks
         module.exit_json(changed=False, holds=False, reasons=[], stamp=stamp, ansible_facts=just_ran)
     recorded = load(path)
-    reasons = differences(recorded, inputs, state)
+    reasons = _checked(recorded, inputs, probe, state)
     holds = recorded is not None and not reasons
     facts = {**recorded.facts, converged: True} if recorded is not None and holds else {converged: False}
-    module.exit_json(changed=False, holds=holds, reasons=reasons, stamp=stamp, ansible_facts=facts)
+    roles = params["survey"]
+    extra = {"survey": _survey(module, _recorded_stamps(stamp_dir, roles, name))} if roles else {}
+    module.exit_json(changed=False, holds=holds, reasons=reasons, stamp=stamp, ansible_facts=facts, **extra)
 
 
 if __name__ == "__main__":

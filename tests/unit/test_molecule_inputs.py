@@ -114,6 +114,8 @@ def test_the_real_scenarios_reach_their_roles() -> None:
     default = inside("default")
     for role in ("os_tuning", "nvme_scratch", "nvidia_driver", "cuda", "container_runtime", "fabric"):
         assert f"roles/{role}/tasks/main.yml" in default, role
+    # converge_stamp's action plugin, and the callback Molecule's configuration enables for it.
+    assert {"plugins/action/converge_stamp.py", "plugins/callback/host_changes.py"} <= default
 
 
 def test_the_environment_that_changes_a_run_moves_the_digest(

@@ -1,7 +1,9 @@
 # Copyright: (c) 2026, gpurack maintainers
 # Apache License 2.0 (see LICENSE)
-"""The converge stamp: the digest of a role's inputs and the live state it left, recorded when
-the role ends. It holds while both are unchanged; otherwise `differences` says what changed.
+"""The converge stamp: the digest of a role's inputs, what it probes and the live state it left,
+recorded when the role ends. It holds while all are unchanged; otherwise `differences` says what
+changed. The probe is kept so that one survey of a host can re-read every stamp's live state at
+once (plugins/action/converge_stamp.py).
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 # A stamp written by another format never holds: the role runs and writes a new one.
-STAMP_FORMAT = 1
+# 2: the probe is kept with the stamp.
+STAMP_FORMAT = 2
 
 
 def digest(data: Any) -> str:
@@ -27,11 +30,13 @@ def digest(data: Any) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Stamp:
-    """A role's inputs digest, the live state it left (item -> state) and the facts it set."""
+    """A role's inputs digest, the live state it left (item -> state), the facts it set and what it
+    probes (Probe.to_mapping)."""
 
     inputs: str
     state: Mapping[str, str]
     facts: Mapping[str, Any] = field(default_factory=dict)
+    probe: Mapping[str, list[str]] = field(default_factory=dict)
 
     def to_json(self) -> str:
         document = {
@@ -39,6 +44,7 @@ class Stamp:
             "inputs": self.inputs,
             "state": dict(self.state),
             "facts": dict(self.facts),
+            "probe": dict(self.probe),
         }
         return json.dumps(document, sort_keys=True, indent=1)
 
@@ -51,10 +57,10 @@ def load(path: Path) -> Stamp | None:
         return None
     if not isinstance(document, dict) or document.get("format") != STAMP_FORMAT:
         return None
-    state, facts = document.get("state"), document.get("facts")
-    if not isinstance(state, dict) or not isinstance(facts, dict):
+    state, facts, probe = document.get("state"), document.get("facts"), document.get("probe")
+    if not isinstance(state, dict) or not isinstance(facts, dict) or not isinstance(probe, dict):
         return None
-    return Stamp(inputs=str(document.get("inputs")), state=state, facts=facts)
+    return Stamp(inputs=str(document.get("inputs")), state=state, facts=facts, probe=probe)
 
 
 def save(path: Path, stamp: Stamp) -> None:

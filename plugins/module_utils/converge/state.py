@@ -36,6 +36,10 @@ class Probe:
             raise ValueError(f"probe: unknown keys {', '.join(unknown)} (known: {known})")
         return cls(**{key: tuple(str(item) for item in data.get(key) or ()) for key in data})
 
+    def to_mapping(self) -> dict[str, list[str]]:
+        """The kinds this probe reads, for keeping it with a stamp and comparing it with another."""
+        return {key: list(getattr(self, key)) for key in self.__slots__ if getattr(self, key)}
+
 
 def path_state(path: str) -> str:
     """`absent`, `dir MODE UID:GID`, `link -> TARGET`, `block|char MODE UID:GID MAJOR:MINOR`, or

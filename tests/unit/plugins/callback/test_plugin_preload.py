@@ -77,7 +77,7 @@ def test_without_it_the_worker_starts_with_none_of_them(tmp_path: Path) -> None:
 
 def test_the_names_it_loads_are_the_collections_own() -> None:
     assert "pool_errors" in _names("filter", ".yml") and "node_labels" in _names("filter", ".yml")
-    assert _names("action", ".py") == ["k8s_apply"]
+    assert _names("action", ".py") == ["converge_stamp", "k8s_apply"]
 
 
 def test_a_plugin_that_cannot_be_loaded_is_left_to_its_task(monkeypatch: pytest.MonkeyPatch) -> None:

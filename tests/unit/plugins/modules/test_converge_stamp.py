@@ -79,3 +79,49 @@ def test_bad_input_is_refused_with_a_message(
     result = _run(monkeypatch, capsys, tmp_path, **args)
     assert result["failed"] is True
     assert message in result["msg"]
+
+
+def test_a_survey_reads_the_other_stamps_of_the_roles_and_says_which_still_hold(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    managed = tmp_path / "etc" / "90-gpurack.conf"
+    managed.parent.mkdir()
+    managed.write_text("vm.max_map_count = 1048576\n")
+    other = tmp_path / "etc" / "containerd.toml"
+    other.write_text("version = 3\n")
+    other_args = {"name": "container_runtime_nvidia", "inputs": {"v": 1}, "probe": {"paths": [str(other)]}}
+    _run(monkeypatch, capsys, tmp_path, state="recorded")
+    _run(monkeypatch, capsys, tmp_path, state="recorded", **other_args)
+    _run(monkeypatch, capsys, tmp_path, state="recorded", name="observability_node_exporter", facts={"a": 1})
+    stamps = tmp_path / "stamps"
+    (stamps / "fabric.json").write_text(
+        '{"format": 2, "inputs": "x", "state": {}, "facts": {}, "probe": {"paths": 5}}'
+    )
+    (stamps / "nvme_scratch.json").write_text('{"format": 1, "inputs": "x", "state": {}, "facts": {}}')
+    roles = ["os_tuning", "container_runtime", "fabric", "nvme_scratch", "observability"]
+
+    surveyed = _run(monkeypatch, capsys, tmp_path, survey=roles)
+    assert surveyed["holds"] is True
+    # Not its own, not an unreadable probe or an older format; a role's suffixed stamps too.
+    assert sorted(surveyed["survey"]) == ["container_runtime_nvidia", "observability_node_exporter"]
+    runtime = surveyed["survey"]["container_runtime_nvidia"]
+    assert runtime["holds"] is True and runtime["probe"] == {"paths": [str(other)]}
+    assert surveyed["survey"]["observability_node_exporter"]["facts"] == {"a": 1}
+    assert list(_run(monkeypatch, capsys, tmp_path, survey=["os_tuning", "fabric"])["survey"]) == []
+
+    other.write_text("version = 2\n")
+    drifted = _run(monkeypatch, capsys, tmp_path, survey=roles)
+    assert drifted["holds"] is True  # this stamp's own files are unchanged
+    assert drifted["survey"]["container_runtime_nvidia"]["holds"] is False
+    assert "survey" not in _run(monkeypatch, capsys, tmp_path)  # only when asked
+
+
+def test_a_stamp_recorded_with_another_probe_does_not_hold(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    _run(monkeypatch, capsys, tmp_path, state="recorded", probe={"paths": [str(tmp_path / "a")]})
+    # Both paths are absent, so the live state alone would not tell the probes apart.
+    moved = _run(monkeypatch, capsys, tmp_path, probe={"paths": [str(tmp_path / "a")], "mounts": []})
+    assert moved["holds"] is True  # an empty kind is no change
+    widened = _run(monkeypatch, capsys, tmp_path, probe={"paths": [str(tmp_path / "a")], "fstab": ["swap"]})
+    assert widened["holds"] is False
