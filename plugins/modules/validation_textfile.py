@@ -43,6 +43,13 @@ options:
       - Whether validation admitted the node (C(gpurack_node_validated) 1).
       - Defaults to the node verdict being pass.
     type: bool
+  create:
+    description:
+      - Make O(directory) when it is missing.
+      - With C(false), a host without the folder (no node exporter reads it) gets nothing, and
+        RV(written) says so; one task instead of a C(stat) before it.
+    type: bool
+    default: true
 attributes:
   check_mode:
     support: full
@@ -74,6 +81,11 @@ series:
   returned: success
   type: int
   sample: 42
+written:
+  description: Whether the file is there with these values (false only with O(create=false) and no folder).
+  returned: success
+  type: bool
+  sample: true
 """
 
 import os
@@ -120,12 +132,15 @@ def main() -> None:
             "pool": {"type": "str", "default": ""},
             "results": {"type": "list", "elements": "dict", "required": True},
             "validated": {"type": "bool"},
+            "create": {"type": "bool", "default": True},
         },
         supports_check_mode=True,
     )
     p = module.params
     directory = p["directory"]
     path = os.path.join(directory, TEXTFILE_NAME)
+    if not p["create"] and not os.path.isdir(directory):
+        module.exit_json(changed=False, path=path, series=0, written=False, msg=f"no folder {directory}")
     try:
         text = render_textfile(p["node"], p["pool"], p["results"], time.time(), p["validated"])
     except (TypeError, ValueError) as exc:
@@ -146,6 +161,7 @@ def main() -> None:
         "changed": changed,
         "path": path,
         "series": sum(1 for line in after.splitlines() if line and not line.startswith("#")),
+        "written": True,
     }
     if module._diff and changed:
         result["diff"] = {"before_header": path, "after_header": path, "before": old or "", "after": text}

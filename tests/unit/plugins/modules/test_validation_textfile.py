@@ -76,3 +76,16 @@ def test_bad_results_fail_with_the_reason(
     assert result["failed"] is True
     assert result["msg"].startswith("Invalid results: verdict must be one of pass, warn, fail, skip")
     assert not (tmp_path / "gpurack.prom").exists()
+
+
+def test_without_create_a_host_without_the_folder_gets_nothing(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    folder = tmp_path / "textfile"
+    skipped = _run(monkeypatch, capsys, folder, create=False)
+    assert (skipped["changed"], skipped["written"], skipped["series"]) == (False, False, 0)
+    assert not folder.exists()
+    folder.mkdir()
+    written = _run(monkeypatch, capsys, folder, create=False)
+    assert (written["changed"], written["written"]) == (True, True)
+    assert (folder / "gpurack.prom").is_file()
