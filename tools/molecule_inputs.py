@@ -12,8 +12,8 @@ pinned tool versions, the collection's metadata, every role the scenario names (
 those name), every module, action, filter and callback plugin they name (by FQCN: roles outside the
 collection's own plays must, and these roles do), the module_utils files those import, and
 the real capture the default scenario replays. Molecule's own configuration enables
-profile_tasks and host_changes, so the checkout's preload callback is not part of a run. A file left out here would let a
-change pass unseen; a file too many only costs a run.
+profile_tasks and host_changes, so the checkout's preload callback is not part of a run. A
+file left out here would let a change pass unseen; a file too many only costs a run.
 """
 
 from __future__ import annotations
