@@ -45,6 +45,7 @@ COVERED_OTHERWISE = {
         "{{ __fabric_network_dir }}/10-gpurack-*.network"
     ),
     ("fabric", "{{ __fabric_stale.path }}"): "{{ __fabric_network_dir }}/10-gpurack-*.network",
+    ("kubeadm_control_plane", "{{ __kubeadm_control_plane_dir.path }}"): "__kubeadm_control_plane_dirs |",
 }
 
 GATED = sorted(
@@ -55,17 +56,21 @@ GATED = sorted(
 
 
 def _writes(tasks: list[dict[str, Any]] | None) -> Iterator[str]:
+    """The paths the tasks write on the host (not those delegated to the controller)."""
     for task in tasks or []:
         for section in ("block", "rescue", "always"):
             yield from _writes(task.get(section))
+        if task.get("delegate_to") == "localhost":
+            continue
         for module, option in WRITERS.items():
             args = task.get(module)
             if isinstance(args, dict) and option in args:
                 yield str(args[option])
 
 
-def test_the_prepare_roles_are_gated() -> None:
-    assert GATED == ["container_runtime", "fabric", "nvidia_driver", "nvme_scratch", "os_tuning"]
+def test_the_prepare_roles_and_the_control_plane_are_gated() -> None:
+    prepare = ["container_runtime", "fabric", "nvidia_driver", "nvme_scratch", "os_tuning"]
+    assert GATED == sorted([*prepare, "kubeadm_control_plane"])
 
 
 @pytest.mark.parametrize("role", GATED)
