@@ -207,8 +207,9 @@ def _seed_tenant(
     new_bucket = "create-bucket" in steps and module.check_mode
     uploaded: list[str] = []
     sent = 0
+    held = {} if new_bucket or not files else reader.list_objects(bucket)
     for f in files:
-        if etag_matches(None if new_bucket else reader.head_object(bucket, f.key), f.md5, f.size):
+        if etag_matches(held.get(f.key), f.md5, f.size):
             continue
         if not module.check_mode:
             team.put_file(bucket, f.key, f.path, f.sha256, f.size)

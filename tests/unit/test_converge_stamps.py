@@ -70,7 +70,7 @@ def _writes(tasks: list[dict[str, Any]] | None) -> Iterator[str]:
 
 def test_the_prepare_roles_and_the_control_plane_are_gated() -> None:
     prepare = ["container_runtime", "fabric", "nvidia_driver", "nvme_scratch", "os_tuning"]
-    assert GATED == sorted([*prepare, "kubeadm_control_plane"])
+    assert sorted([*prepare, "kubeadm_control_plane"]) == GATED
 
 
 @pytest.mark.parametrize("role", GATED)

@@ -3,7 +3,7 @@
 """A small S3 client for the object_store role (stdlib only: no boto3 on the controller).
 
 Signature Version 4 (`sign`, checked against AWS's documented example), the S3 calls the role
-makes (HEAD and PUT of an object, PUT of a bucket) and versitygw's admin API (PATCH
+makes (a bucket's listing, HEAD and PUT of an object, PUT of a bucket) and versitygw's admin API (PATCH
 /list-users, /create-user, /update-user, /list-buckets, /change-bucket-owner: signed like S3
 requests with the root credentials). `seed_files` and `tenant_plan` are pure: what to upload
 and what to change, from what the store already holds.
@@ -187,6 +187,26 @@ def parse_bucket_owners(body: bytes) -> dict[str, str]:
     return out
 
 
+def parse_listing(body: bytes) -> tuple[dict[str, dict[str, str]], str]:
+    """A ListObjectsV2 page: each key's ETag and size in a HEAD's header names (for
+    `etag_matches`), and the continuation token of the next page ('' on the last)."""
+    root = ET.fromstring(body)
+    objects: dict[str, dict[str, str]] = {}
+    token = ""
+    for node in root:
+        if _local(node.tag) == "NextContinuationToken":
+            token = node.text or ""
+        if _local(node.tag) != "Contents":
+            continue
+        fields = {_local(c.tag): (c.text or "") for c in node}
+        if "Key" in fields:
+            objects[fields["Key"]] = {
+                "etag": fields.get("ETag", ""),
+                "content-length": fields.get("Size", ""),
+            }
+    return objects, token
+
+
 def _local(tag: str) -> str:
     return tag.rsplit("}", 1)[-1]
 
@@ -291,6 +311,18 @@ class Client:
                 f"<LocationConstraint>{self.region}</LocationConstraint></CreateBucketConfiguration>"
             ).encode()
         self.request("PUT", f"/{bucket}", body=body)
+
+    def list_objects(self, bucket: str) -> dict[str, dict[str, str]]:
+        """Every object of the bucket, as `parse_listing` gives it: one request per 1,000 keys
+        instead of a HEAD per object."""
+        objects: dict[str, dict[str, str]] = {}
+        query = {"list-type": "2"}
+        while True:
+            page, token = parse_listing(self.request("GET", f"/{bucket}", query)[2])
+            objects.update(page)
+            if not token:
+                return objects
+            query = {"list-type": "2", "continuation-token": token}
 
     def head_object(self, bucket: str, key: str) -> dict[str, str] | None:
         try:

@@ -121,3 +121,18 @@ def test_etag_matches_needs_the_same_md5_and_length() -> None:
     assert _s3.etag_matches(head, "0cc175b9c0f1b6a831c399e269772661", 1)
     assert not _s3.etag_matches(head, "0cc175b9c0f1b6a831c399e269772661", 2)
     assert not _s3.etag_matches(None, "x", 1)
+
+
+def test_a_listing_page_gives_each_key_as_a_head_would_and_the_next_token() -> None:
+    page = (
+        b'<?xml version="1.0" encoding="UTF-8"?>\n'
+        b'<ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Name>alpha</Name>'
+        b"<IsTruncated>true</IsTruncated><NextContinuationToken>t2</NextContinuationToken>"
+        b"<Contents><Key>model/config.json</Key><ETag>&quot;0cc175b9c0f1b6a831c399e269772661&quot;</ETag>"
+        b"<Size>1</Size></Contents></ListBucketResult>"
+    )
+    objects, token = _s3.parse_listing(page)
+    assert token == "t2"
+    assert _s3.etag_matches(objects["model/config.json"], "0cc175b9c0f1b6a831c399e269772661", 1)
+    last, token = _s3.parse_listing(b"<ListBucketResult><IsTruncated>false</IsTruncated></ListBucketResult>")
+    assert (last, token) == ({}, "")

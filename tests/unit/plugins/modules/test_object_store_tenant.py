@@ -19,6 +19,7 @@ class FakeStore:
         self.owners: dict[str, str] = {}
         self.objects: dict[tuple[str, str], tuple[str, int]] = {}
         self.calls: list[str] = []
+        self.listed: list[str] = []
 
     def client(self, endpoint: str, access: str, secret: str, region: str, timeout: float) -> Any:
         store = self
@@ -45,11 +46,15 @@ class FakeStore:
             def change_bucket_owner(self, b: str, o: str) -> None:
                 store.owners[b] = o
 
-            def head_object(self, b: str, k: str) -> dict[str, str] | None:
+            def list_objects(self, b: str) -> dict[str, dict[str, str]]:
                 if access != store.owners.get(b) and access != "root":
                     raise _s3.S3Error("403", 403)
-                found = store.objects.get((b, k))
-                return None if found is None else {"etag": f'"{found[0]}"', "content-length": str(found[1])}
+                store.listed.append(b)
+                return {
+                    key: {"etag": f'"{md5}"', "content-length": str(size)}
+                    for (bucket, key), (md5, size) in store.objects.items()
+                    if bucket == b
+                }
 
             def put_file(self, b: str, k: str, path: str, sha: str, size: int) -> None:
                 assert access == store.owners[b], "objects are uploaded with the team's own credentials"
@@ -158,5 +163,7 @@ def test_every_team_gets_its_own_account_and_bucket_from_one_reading_of_the_file
         "beta/models/m/config.json",
     ]
     assert sorted(hashed) == ["config.json", "lexicon.txt"], "each file is read once, not once per team"
+    store.listed.clear()
     again = run_module(monkeypatch, capsys, "object_store_tenant", **args)
     assert again["changed"] is False and "s2" not in str(again)
+    assert store.listed == ["alpha", "beta"], "one listing a bucket, not a HEAD an object"
