@@ -167,13 +167,15 @@ ARGUMENT_SPEC: dict[str, Any] = {
 
 
 class _Hashed(NamedTuple):
-    """A seed file, read and hashed once for every team."""
+    """A seed file, read and hashed once for every team; `prefix` is its entry's key (a folder
+    or the file's own), which a bucket is listed under."""
 
     path: str
     key: str
     md5: str
     sha256: str
     size: int
+    prefix: str
 
 
 def _apply(admin: Client, steps: list[str], bucket: str, access: str, secret: str) -> None:
@@ -207,9 +209,15 @@ def _seed_tenant(
     new_bucket = "create-bucket" in steps and module.check_mode
     uploaded: list[str] = []
     sent = 0
-    held = {} if new_bucket or not files else reader.list_objects(bucket)
+    held: dict[str, dict[str, str]] = {}
+    for prefix in () if new_bucket else sorted({f.prefix for f in files}):
+        held |= reader.list_objects(bucket, prefix)
     for f in files:
-        if etag_matches(held.get(f.key), f.md5, f.size):
+        # A key the listing does not show as these bytes is asked for by name before it is
+        # sent: the listing may write an unusual key differently.
+        if etag_matches(held.get(f.key), f.md5, f.size) or (
+            not new_bucket and etag_matches(reader.head_object(bucket, f.key), f.md5, f.size)
+        ):
             continue
         if not module.check_mode:
             team.put_file(bucket, f.key, f.path, f.sha256, f.size)
@@ -223,7 +231,7 @@ def main() -> None:
     p = module.params
     entries = [{"src": str(e["src"]), "key": str(e["key"])} for e in p["seed"]]
     try:
-        files = [_Hashed(f.path, f.key, *file_digests(f.path)) for f in seed_files(entries)]
+        files = [_Hashed(f.path, f.key, *file_digests(f.path), f.prefix) for f in seed_files(entries)]
     except (ValueError, OSError) as exc:
         module.fail_json(msg=f"object_store_tenant: {exc}")
     admin = Client(p["endpoint"], p["admin_access_key"], p["admin_secret_key"], p["region"], p["timeout"])

@@ -107,8 +107,11 @@ def file_digests(path: str) -> tuple[str, str, int]:
 
 @dataclass(frozen=True)
 class SeedFile:
+    """A file to upload as `key`; `prefix` is its entry's key (a folder's, or the file's own)."""
+
     path: str
     key: str
+    prefix: str = ""
 
 
 def seed_files(entries: Iterable[Mapping[str, str]]) -> list[SeedFile]:
@@ -116,7 +119,8 @@ def seed_files(entries: Iterable[Mapping[str, str]]) -> list[SeedFile]:
     with '/', a folder whose files (dot files left out) go under that prefix, by relative path.
 
     Raises:
-        ValueError: a source that does not exist, or a folder whose key does not end with '/'.
+        ValueError: a source that does not exist, a folder whose key does not end with '/', or
+            two files for one key (which one the store holds would change from run to run).
     """
     out: list[SeedFile] = []
     for entry in entries:
@@ -130,11 +134,14 @@ def seed_files(entries: Iterable[Mapping[str, str]]) -> list[SeedFile]:
                     if name.startswith("."):
                         continue
                     path = os.path.join(root, name)
-                    out.append(SeedFile(path, key + os.path.relpath(path, src).replace(os.sep, "/")))
+                    out.append(SeedFile(path, key + os.path.relpath(path, src).replace(os.sep, "/"), key))
         elif os.path.isfile(src):
-            out.append(SeedFile(src, key + os.path.basename(src) if key.endswith("/") else key))
+            out.append(SeedFile(src, key + os.path.basename(src) if key.endswith("/") else key, key))
         else:
             raise ValueError(f"seed source {src} does not exist")
+    keys = [seed.key for seed in out]
+    if twice := sorted({key for key in keys if keys.count(key) > 1}):
+        raise ValueError(f"seed keys given by more than one file: {', '.join(twice)}")
     return out
 
 
@@ -189,21 +196,25 @@ def parse_bucket_owners(body: bytes) -> dict[str, str]:
 
 def parse_listing(body: bytes) -> tuple[dict[str, dict[str, str]], str]:
     """A ListObjectsV2 page: each key's ETag and size in a HEAD's header names (for
-    `etag_matches`), and the continuation token of the next page ('' on the last)."""
-    root = ET.fromstring(body)
+    `etag_matches`), and the continuation token of the next page ('' on the last).
+
+    Raises:
+        S3Error: the body is not XML, or the page says more follow without a token.
+    """
+    try:
+        root = ET.fromstring(body)
+    except ET.ParseError as exc:
+        raise S3Error(f"unreadable listing: {exc}") from None
     objects: dict[str, dict[str, str]] = {}
-    token = ""
+    fields = {_local(node.tag): (node.text or "") for node in root if _local(node.tag) != "Contents"}
     for node in root:
-        if _local(node.tag) == "NextContinuationToken":
-            token = node.text or ""
-        if _local(node.tag) != "Contents":
-            continue
-        fields = {_local(c.tag): (c.text or "") for c in node}
-        if "Key" in fields:
-            objects[fields["Key"]] = {
-                "etag": fields.get("ETag", ""),
-                "content-length": fields.get("Size", ""),
-            }
+        if _local(node.tag) == "Contents":
+            item = {_local(c.tag): (c.text or "") for c in node}
+            if "Key" in item:
+                objects[item["Key"]] = {"etag": item.get("ETag", ""), "content-length": item.get("Size", "")}
+    token = fields.get("NextContinuationToken", "")
+    if fields.get("IsTruncated", "").lower() == "true" and not token:
+        raise S3Error("a truncated listing without a continuation token")
     return objects, token
 
 
@@ -312,17 +323,25 @@ class Client:
             ).encode()
         self.request("PUT", f"/{bucket}", body=body)
 
-    def list_objects(self, bucket: str) -> dict[str, dict[str, str]]:
-        """Every object of the bucket, as `parse_listing` gives it: one request per 1,000 keys
-        instead of a HEAD per object."""
+    def list_objects(self, bucket: str, prefix: str) -> dict[str, dict[str, str]]:
+        """The bucket's objects under `prefix`, as `parse_listing` gives them: one request per
+        1,000 keys instead of a HEAD per object, whatever else the bucket holds."""
         objects: dict[str, dict[str, str]] = {}
-        query = {"list-type": "2"}
+        query, seen = {"list-type": "2", "prefix": prefix}, set()
         while True:
-            page, token = parse_listing(self.request("GET", f"/{bucket}", query)[2])
+            try:
+                page, token = parse_listing(self.request("GET", f"/{bucket}", query)[2])
+            except S3Error as exc:
+                raise S3Error(
+                    f"GET {self.endpoint}/{bucket}?list-type=2: {exc}", exc.status, exc.code
+                ) from None
             objects.update(page)
             if not token:
                 return objects
-            query = {"list-type": "2", "continuation-token": token}
+            if token in seen:
+                raise S3Error(f"GET {self.endpoint}/{bucket}?list-type=2: the same continuation token twice")
+            seen.add(token)
+            query = {"list-type": "2", "prefix": prefix, "continuation-token": token}
 
     def head_object(self, bucket: str, key: str) -> dict[str, str] | None:
         try:

@@ -136,3 +136,21 @@ def test_a_listing_page_gives_each_key_as_a_head_would_and_the_next_token() -> N
     assert _s3.etag_matches(objects["model/config.json"], "0cc175b9c0f1b6a831c399e269772661", 1)
     last, token = _s3.parse_listing(b"<ListBucketResult><IsTruncated>false</IsTruncated></ListBucketResult>")
     assert (last, token) == ({}, "")
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b"<html>proxy error</html", b"<ListBucketResult><IsTruncated>true</IsTruncated></ListBucketResult>"],
+    ids=["not-xml", "truncated-without-token"],
+)
+def test_a_listing_that_cannot_be_trusted_is_an_s3_error(body: bytes) -> None:
+    with pytest.raises(_s3.S3Error):
+        _s3.parse_listing(body)
+
+
+def test_two_files_for_one_seed_key_are_refused(tmp_path: Path) -> None:
+    (tmp_path / "a").write_text("1")
+    (tmp_path / "b").write_text("2")
+    entries = [{"src": str(tmp_path / "a"), "key": "k"}, {"src": str(tmp_path / "b"), "key": "k"}]
+    with pytest.raises(ValueError, match="more than one file: k"):
+        _s3.seed_files(entries)

@@ -20,6 +20,7 @@ class FakeStore:
         self.objects: dict[tuple[str, str], tuple[str, int]] = {}
         self.calls: list[str] = []
         self.listed: list[str] = []
+        self.heads: list[str] = []
 
     def client(self, endpoint: str, access: str, secret: str, region: str, timeout: float) -> Any:
         store = self
@@ -46,15 +47,20 @@ class FakeStore:
             def change_bucket_owner(self, b: str, o: str) -> None:
                 store.owners[b] = o
 
-            def list_objects(self, b: str) -> dict[str, dict[str, str]]:
+            def list_objects(self, b: str, prefix: str) -> dict[str, dict[str, str]]:
                 if access != store.owners.get(b) and access != "root":
                     raise _s3.S3Error("403", 403)
-                store.listed.append(b)
+                store.listed.append(f"{b}/{prefix}")
                 return {
                     key: {"etag": f'"{md5}"', "content-length": str(size)}
                     for (bucket, key), (md5, size) in store.objects.items()
-                    if bucket == b
+                    if bucket == b and key.startswith(prefix)
                 }
+
+            def head_object(self, b: str, k: str) -> dict[str, str] | None:
+                store.heads.append(k)
+                found = store.objects.get((b, k))
+                return None if found is None else {"etag": f'"{found[0]}"', "content-length": str(found[1])}
 
             def put_file(self, b: str, k: str, path: str, sha: str, size: int) -> None:
                 assert access == store.owners[b], "objects are uploaded with the team's own credentials"
@@ -164,6 +170,11 @@ def test_every_team_gets_its_own_account_and_bucket_from_one_reading_of_the_file
     ]
     assert sorted(hashed) == ["config.json", "lexicon.txt"], "each file is read once, not once per team"
     store.listed.clear()
+    store.heads.clear()
     again = run_module(monkeypatch, capsys, "object_store_tenant", **args)
     assert again["changed"] is False and "s2" not in str(again)
-    assert store.listed == ["alpha", "beta"], "one listing a bucket, not a HEAD an object"
+    # Each bucket listed under each seed entry's key only, and no object asked for by name.
+    expected = [
+        f"{b}/{k}" for b in ("alpha", "beta") for k in ("datasets/vader/vader_lexicon.txt", "models/m/")
+    ]
+    assert (store.listed, store.heads) == (expected, [])
