@@ -4,13 +4,10 @@ changed the host, or the host_changes callback that counts such tasks is not ena
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from playbook_runs import run_local_playbook
 
 ROOT = Path(__file__).resolve().parents[4]
 GATED = """
@@ -51,22 +48,10 @@ def _checked_by(tmp_path: Path, callbacks: str) -> list[str]:
     for role in ("first", "second"):
         (tmp_path / f"managed-{role}").write_text(role)
     (tmp_path / "play.yml").write_text(PLAYBOOK)
-    env = {
-        **os.environ,
-        "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"),
-        "ANSIBLE_CALLBACKS_ENABLED": callbacks,
-        "ANSIBLE_STDOUT_CALLBACK": "ansible.builtin.json",
-        "ANSIBLE_ROLES_PATH": str(tmp_path / "roles"),
-        "ANSIBLE_COLLECTIONS_PATH": str(ROOT / ".collections"),
-    }
-    proc = subprocess.run(
-        [Path(sys.executable).parent / "ansible-playbook", "-i", "localhost,", "-c", "local",
-         "-e", f"stamp_dir={tmp_path / 'stamps'}", "-e", f"ansible_python_interpreter={sys.executable}",
-         "play.yml"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, check=False, timeout=120,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
-    report, _ = json.JSONDecoder().raw_decode(proc.stdout)
+    stamps = f"stamp_dir={tmp_path / 'stamps'}"
+    report = run_local_playbook(
+        tmp_path, callbacks, {"ANSIBLE_ROLES_PATH": str(tmp_path / "roles")}, ("-e", stamps)
+    )
     answers = []
     for play in report["plays"][1:]:
         second = [task for task in play["tasks"] if task["task"]["name"].endswith("Check the second stamp")]

@@ -7,15 +7,13 @@ of the collection's plugin modules were in sys.modules before the task's own tem
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from ansible.plugins import loader
 from ansible_collections.gpurack.bootstrap.plugins.callback.plugin_preload import CallbackModule, _names
+from playbook_runs import run_local_playbook
 
 ROOT = Path(__file__).resolve().parents[4]
 FILTERS = "ansible_collections.gpurack.bootstrap.plugins.filter."
@@ -45,20 +43,9 @@ def _imported_in_worker(tmp_path: Path, callbacks: str) -> list[str]:
     (tmp_path / "lookup_plugins").mkdir()
     (tmp_path / "lookup_plugins" / "loaded.py").write_text(PROBE)
     (tmp_path / "play.yml").write_text(PLAYBOOK)
-    env = {
-        **os.environ,
-        "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"),
-        "ANSIBLE_CALLBACKS_ENABLED": callbacks,
-        "ANSIBLE_STDOUT_CALLBACK": "ansible.builtin.json",
-        "ANSIBLE_LOOKUP_PLUGINS": str(tmp_path / "lookup_plugins"),
-        "ANSIBLE_COLLECTIONS_PATH": str(ROOT / ".collections"),
-    }
-    proc = subprocess.run(
-        [Path(sys.executable).parent / "ansible-playbook", "-i", "localhost,", "-c", "local", "play.yml"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, check=False, timeout=120,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    report, _ = json.JSONDecoder().raw_decode(proc.stdout)  # other callbacks may print after it
+    report = run_local_playbook(
+        tmp_path, callbacks, {"ANSIBLE_LOOKUP_PLUGINS": str(tmp_path / "lookup_plugins")}
+    )
     task = report["plays"][0]["tasks"][0]
     found: list[str] = json.loads(task["hosts"]["localhost"]["msg"])[0]
     return found
