@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 from playbook_runs import run_local_playbook
 
-ROOT = Path(__file__).resolve().parents[4]
 GATED = """
 - name: Check the {role} stamp
   gpurack.bootstrap.converge_stamp:
