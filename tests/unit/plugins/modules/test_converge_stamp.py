@@ -23,12 +23,18 @@ def _run(
     return run_module(monkeypatch, capsys, "converge_stamp", **{**defaults, **args})
 
 
-def test_a_recorded_stamp_holds_until_a_managed_file_changes(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
+def _managed(tmp_path: Path) -> Path:
+    """The file the default probe watches, written as the role would leave it."""
     managed = tmp_path / "etc" / "90-gpurack.conf"
     managed.parent.mkdir()
     managed.write_text("vm.max_map_count = 1048576\n")
+    return managed
+
+
+def test_a_recorded_stamp_holds_until_a_managed_file_changes(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    managed = _managed(tmp_path)
     first = _run(monkeypatch, capsys, tmp_path)
     assert (first["holds"], first["reasons"], first["changed"]) == (False, ["no stamp recorded yet"], False)
     assert first["ansible_facts"] == {"gpurack_converged_os_tuning": False}
@@ -84,9 +90,7 @@ def test_bad_input_is_refused_with_a_message(
 def test_a_survey_reads_the_other_stamps_of_the_roles_and_says_which_still_hold(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    managed = tmp_path / "etc" / "90-gpurack.conf"
-    managed.parent.mkdir()
-    managed.write_text("vm.max_map_count = 1048576\n")
+    _managed(tmp_path)
     other = tmp_path / "etc" / "containerd.toml"
     other.write_text("version = 3\n")
     other_args = {"name": "container_runtime_nvidia", "inputs": {"v": 1}, "probe": {"paths": [str(other)]}}
